@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# kernel/build.sh — build the test bed's guest bzImage.
+#
+#   kernel/build.sh [base|patched] ...
+#
+# base:    Debian's linux-source-7.3 (kernel/SOURCE) as shipped.
+# patched: the same tree with kernel/series applied in order with `git am`
+#          (patch file names relative to kernel/; '#' comments allowed).
+# Both variants use one config: `make tinyconfig` + kernel/guest.config.
+# Build trees, objects and ccache live in the cache directory (LUOD_CACHE,
+# default ~/.cache/luod-testbed), never in git.  Prints the bzImage path of
+# each variant on stdout.  An unchanged variant is a no-op (~seconds).
+set -euo pipefail
+shopt -s inherit_errexit
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${LUOD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/luod-testbed}
+jobs=${JOBS:-$(nproc)}
+log() { printf 'kernel/build: %s\n' "$*" >&2; }
+
+base_tree=$("$here/fetch-source.sh")
+export CCACHE_DIR=${CCACHE_DIR:-$cache/ccache}
+export CCACHE_BASEDIR=$cache CCACHE_NOHASHDIR=1 CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+# Reproducible-ish objects so ccache hits across variants and rebuilds.
+export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026'
+export KBUILD_BUILD_USER=luod KBUILD_BUILD_HOST=testbed
+
+series_patches() {
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/series" | while read -r p; do
+		[[ -f $here/$p ]] || { log "series names $p, which does not exist"; exit 1; }
+		echo "$here/$p"
+	done
+}
+
+prepare_patched() {
+	local tree=$cache/work/patched/src stamp want
+	want=$( { cat "$here/series"; series_patches | xargs -r cat; } | sha256sum | cut -d' ' -f1)
+	if [[ ! -d $tree/.git ]]; then
+		log "creating patched work tree (git) at $tree"
+		rm -rf "$tree"
+		mkdir -p "$tree"
+		cp -a "$base_tree/." "$tree/"
+		rm -f "$tree/.luod-unpacked"
+		git -C "$tree" init -q
+		git -C "$tree" -c user.name=luod -c user.email=luod@localhost add -f -A .
+		git -C "$tree" -c user.name=luod -c user.email=luod@localhost commit -qm "linux-source $(. "$here/SOURCE"; echo "$DEB_VERSION")"
+		git -C "$tree" tag -f luod-base >/dev/null
+	fi
+	stamp=$tree/.git/luod-series.sha256
+	if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then
+		log "patched: series unchanged"
+	else
+		log "patched: applying kernel/series onto luod-base"
+		git -C "$tree" am --abort >/dev/null 2>&1 || true
+		git -C "$tree" checkout -q -f luod-base
+		git -C "$tree" clean -qfdx
+		local patches
+		mapfile -t patches < <(series_patches)
+		if ((${#patches[@]})); then
+			git -C "$tree" -c user.name=luod -c user.email=luod@localhost am -q --3way "${patches[@]}" ||
+				{ log "git am failed; see $tree"; exit 1; }
+		fi
+		echo "$want" >"$stamp"
+	fi
+	echo "$tree"
+}
+
+build_variant() {
+	local variant=$1 src out
+	case $variant in
+	base) src=$base_tree ;;
+	patched) src=$(prepare_patched) ;;
+	*) log "unknown variant '$variant' (base|patched)"; exit 2 ;;
+	esac
+	out=$cache/build/$variant
+	mkdir -p "$out"
+	local kmake=(make -C "$src" O="$out" -j"$jobs" CC="ccache gcc" HOSTCC="ccache gcc" -s)
+	local cfgsum
+	cfgsum=$(sha256sum "$here/guest.config" | cut -d' ' -f1)
+	if [[ ! -f $out/.config || $(cat "$out/.luod-config.sha256" 2>/dev/null) != "$cfgsum" ]]; then
+		log "$variant: configuring (tinyconfig + guest.config)"
+		"${kmake[@]}" tinyconfig >/dev/null
+		(cd "$out" && KCONFIG_CONFIG=.config "$src/scripts/kconfig/merge_config.sh" -m -O "$out" .config "$here/guest.config" >/dev/null)
+		"${kmake[@]}" olddefconfig >/dev/null
+		local bad=0 line
+		while read -r line; do
+			grep -qxF "$line" "$out/.config" || { log "$variant: config lost '$line'"; bad=1; }
+		done < <(grep -E '^CONFIG_[A-Z0-9_]+=' "$here/guest.config")
+		((bad == 0)) || exit 1
+		echo "$cfgsum" >"$out/.luod-config.sha256"
+	fi
+	log "$variant: building bzImage in $out (-j$jobs, ccache $CCACHE_DIR)"
+	local t0=$SECONDS
+	"${kmake[@]}" bzImage
+	log "$variant: built in $((SECONDS - t0)) s: $("${kmake[@]}" kernelrelease 2>/dev/null)"
+	echo "$out/arch/x86/boot/bzImage"
+}
+
+(($#)) || set -- patched
+for v in "$@"; do
+	build_variant "$v"
+done

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdint.h>
+
+/* Reads the x86 time-stamp counter (RDTSC).  Unlike CLOCK_MONOTONIC and
+ * CLOCK_BOOTTIME, which restart at 0 in the kernel that kexec starts, the
+ * TSC keeps counting across kexec, so luod uses it for timestamps that span
+ * the blackout.  Unit: TSC ticks (rate: the kernel's tsc_khz).  Returns 0 on
+ * architectures without a TSC. */
+uint64_t tsc_read(void);

@@ -1,0 +1,131 @@
+# tests/vm/lib.sh — shell library for scenarios in the test bed guest
+# (busybox sh).  Sourced by /init before the scenario.
+#
+# Report lines (read by tests/vm/run from the serial console):
+#   LUOD-TB: CHECK ok|FAIL <what>       one assertion
+#   LUOD-TB: FIGURE <name> <value> <unit>
+#   LUOD-TB: HOSTMARK <name>            the host stamps its own clock
+#   LUOD-TB: RESULT PASS|FAIL <why>     the scenario's verdict (last stage)
+
+TB_FAILED=0
+
+tb_say() { echo "LUOD-TB: $*" >/dev/console; }
+tb_log() { echo "luod-tb: $*" >/dev/console; }
+
+tb_arg() {  # tb_arg NAME -> value of luod_tb.NAME= on the command line
+	for w in $(cat /proc/cmdline); do
+		case $w in "luod_tb.$1="*) echo "${w#*=}"; return 0 ;; esac
+	done
+	return 1
+}
+
+tb_init() {
+	TB_STAGE=$(tb_arg stage || echo 1)
+	TB_BREAK=$(tb_arg break || true)
+	TB_UPTIME0=$(cut -d' ' -f1 /proc/uptime)
+	TB_TSC0=$(tb-tsc)
+	tb_say "HOSTMARK init-stage$TB_STAGE"
+	tb_log "stage $TB_STAGE, kernel $(uname -r), uptime $TB_UPTIME0 s${TB_BREAK:+, break=$TB_BREAK}"
+}
+
+tb_check() {  # tb_check "what" command args...
+	what=$1; shift
+	if "$@" >/tmp/tb-check.out 2>&1; then
+		tb_say "CHECK ok $what"
+	else
+		tb_say "CHECK FAIL $what"
+		sed 's/^/    /' /tmp/tb-check.out | head -n 20 >/dev/console
+		TB_FAILED=$((TB_FAILED + 1))
+	fi
+}
+
+tb_figure() { tb_say "FIGURE $1 $2 $3"; }
+
+tb_finish() {  # last stage: verdict
+	if [ "$TB_FAILED" -eq 0 ]; then
+		tb_say "RESULT PASS"
+	else
+		tb_say "RESULT FAIL $TB_FAILED checks failed in stage $TB_STAGE"
+	fi
+}
+
+tb_abort() { tb_say "CHECK FAIL $*"; tb_say "RESULT FAIL $*"; poweroff -f; }
+
+tb_run_stage() {
+	if ! type "stage$TB_STAGE" >/dev/null 2>&1; then
+		tb_abort "scenario has no stage$TB_STAGE"
+	fi
+	"stage$TB_STAGE"
+}
+
+# --- time ------------------------------------------------------------------
+# Guest wall clock in microseconds (/proc/uptime has 10 ms steps); use only
+# for intervals within one kernel.
+tb_us() { echo $(( $(date +%s%N) / 1000 )); }
+tb_elapsed_ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) / 1000 }'; }
+
+# TSC rate in kHz, as the kernel calibrated it (dmesg).
+tb_tsc_khz() {
+	dmesg | sed -n 's/.*tsc: Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p' | tail -n 1 |
+		awk 'NF { printf "%d\n", $1 * 1000; found=1 } END { if (!found) exit 1 }' ||
+	dmesg | sed -n 's/.*tsc: Detected \([0-9.]*\) MHz.*/\1/p' | tail -n 1 | awk '{ printf "%d\n", $1 * 1000 }'
+}
+
+# --- PCI / SR-IOV ----------------------------------------------------------
+tb_pfs() {  # BDFs of every SR-IOV PF, sorted
+	for d in /sys/bus/pci/devices/*; do
+		[ -e "$d/sriov_totalvfs" ] && basename "$d"
+	done | sort
+}
+tb_pf_kind() {  # nvme | igb | other, from the PCI IDs
+	case "$(cat /sys/bus/pci/devices/$1/vendor):$(cat /sys/bus/pci/devices/$1/device)" in
+	0x1b36:0x0010) echo nvme ;;
+	0x8086:0x10c9) echo igb ;;
+	*) echo other ;;
+	esac
+}
+tb_vfs() {  # VF BDFs of PF $1, in VF index order
+	i=0
+	while [ -e "/sys/bus/pci/devices/$1/virtfn$i" ]; do
+		basename "$(readlink "/sys/bus/pci/devices/$1/virtfn$i")"
+		i=$((i + 1))
+	done
+}
+tb_count_vfs() { tb_vfs "$1" | wc -l; }
+
+# Enables $2 VFs on PF $1 and waits (bounded, 120 s) until all virtfn links
+# exist.  Prints the time in ms.  Returns non-zero on failure.
+tb_enable_vfs() {
+	t0=$(tb_us)
+	echo "$2" >"/sys/bus/pci/devices/$1/sriov_numvfs" || return 1
+	n=0
+	while [ "$(tb_count_vfs "$1")" -lt "$2" ]; do
+		n=$((n + 1)); [ $n -gt 1200 ] && return 1
+		sleep 0.1
+	done
+	tb_elapsed_ms "$t0" "$(tb_us)"
+}
+
+# Binds VF $1 to vfio-pci through driver_override + drivers_probe.
+tb_bind_vfio() {
+	d=/sys/bus/pci/devices/$1
+	echo vfio-pci >"$d/driver_override" || return 1
+	if [ -e "$d/driver" ]; then
+		echo "$1" >"$d/driver/unbind" || return 1
+	fi
+	echo "$1" >/sys/bus/pci/drivers_probe || return 1
+	[ "$(basename "$(readlink "$d/driver")")" = vfio-pci ]
+}
+tb_vfio_dev() {  # /dev/vfio/<group> of device $1
+	echo "/dev/vfio/$(basename "$(readlink "/sys/bus/pci/devices/$1/iommu_group")")"
+}
+
+# Expected PFs from the hardware file: "kind vfs" lines.
+tb_hw_pfs() {
+	while read -r kw name arg; do
+		case $kw in
+		nvme) echo "nvme ${arg#vfs=}" ;;
+		igb) echo "igb 7" ;;
+		esac
+	done </luod-tb/hardware
+}

@@ -15,7 +15,8 @@ static int hexval(char c) {
         return -1;
 }
 
-/* Reads exactly between min and max hex digits from *p, advancing it. */
+/* Reads min..max hex digits from *p, advancing it; the caller checks the
+ * separator that must follow. */
 static int read_hex(const char **p, unsigned min, unsigned max, uint32_t *ret) {
         uint32_t v = 0;
         unsigned n = 0;
@@ -25,7 +26,7 @@ static int read_hex(const char **p, unsigned min, unsigned max, uint32_t *ret) {
                 v = (v << 4) | (uint32_t) d;
                 n++;
         }
-        if (n < min || hexval((*p)[n]) >= 0)
+        if (n < min)
                 return -EINVAL;
         *p += n;
         *ret = v;

@@ -129,3 +129,11 @@ tb_hw_pfs() {
 		esac
 	done </luod-tb/hardware
 }
+
+# Disables the VFs of PF $1 (echo 0 > sriov_numvfs); prints the time in ms.
+tb_disable_vfs() {
+	t0=$(tb_us)
+	echo 0 >"/sys/bus/pci/devices/$1/sriov_numvfs" || return 1
+	[ "$(tb_count_vfs "$1")" -eq 0 ] || return 1
+	tb_elapsed_ms "$t0" "$(tb_us)"
+}

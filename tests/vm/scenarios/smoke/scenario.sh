@@ -6,6 +6,7 @@ IGB_VF_MAC=02:1a:2b:3c:4d:5e
 IGB_VF_VLAN=42
 
 stage1() {
+	tb_figure stage1-uptime-at-init "$(awk -v u="$TB_UPTIME0" 'BEGIN { printf "%.0f", u * 1000 }')" ms
 	tb_check "/dev/liveupdate exists (kho=on liveupdate=on)" test -c /dev/liveupdate
 	expected=$(tb_hw_pfs | wc -l)
 	pfs=$(tb_pfs)

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The data model of luod's preserved state: every SR-IOV PF with its VFs
+ * and their settings, recorded before kexec and restored after it.  The
+ * on-disk/memfd form is in state.h and proto/state-format.md. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "macro.h"
+#include "pci-util.h"
+
+/* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (lowercase hex) + NUL */
+#define LUOD_UUID_STRING_MAX 37
+
+#define VF_VLAN_MAX 4095
+#define VF_QOS_MAX 7
+
+/* Per-VF settings as rtnetlink reports them in IFLA_VF_INFO of the PF's
+ * netdev.  Only meaningful when valid is true (the PF has a netdev that
+ * reports them). */
+typedef struct VfSettings {
+        bool valid;
+        uint8_t mac[6];
+        uint16_t vlan;          /* 0..VF_VLAN_MAX, 0 = no VLAN */
+        uint8_t qos;            /* 0..VF_QOS_MAX, 802.1p priority */
+        uint16_t vlan_proto;    /* ETH_P_8021Q (0x8100) or ETH_P_8021AD (0x88a8) */
+        int spoofchk;           /* -1 unknown (not reported), 0, 1 */
+        int trust;              /* -1 unknown, 0, 1 */
+        int rss_query_en;       /* -1 unknown, 0, 1 */
+        uint32_t link_state;    /* IFLA_VF_LINK_STATE_AUTO (0), _ENABLE (1), _DISABLE (2) */
+        uint32_t min_tx_rate;   /* Mbit/s, 0 = unlimited */
+        uint32_t max_tx_rate;   /* Mbit/s, 0 = unlimited */
+} VfSettings;
+
+typedef struct VfRecord {
+        uint32_t index;         /* VF number on its PF: virtfnN */
+        PciBdf bdf;
+        char *driver;           /* bound driver, NULL = unbound */
+        char *driver_override;  /* /sys/.../driver_override, NULL = none */
+        int iommu_group;        /* >= 0, -1 = none */
+        VfSettings settings;
+} VfRecord;
+
+typedef struct PfRecord {
+        PciBdf bdf;
+        uint16_t vendor, device, subsystem_vendor, subsystem_device;
+        char *identity;         /* stable identity across boots, e.g. "dsn:00-11-22-33-44-55-66-77" */
+        char *driver;
+        uint32_t numvfs;        /* sriov_numvfs */
+        uint32_t totalvfs;      /* sriov_totalvfs */
+        bool drivers_autoprobe; /* sriov_drivers_autoprobe */
+        char *netdev;           /* PF netdev name, NULL if none */
+        bool netdev_up;
+        VfRecord *vfs;          /* n_vfs records, ascending index */
+        size_t n_vfs;
+} PfRecord;
+
+/* A point in the update, for the downtime report. */
+typedef struct StateTimestamp {
+        char *name;             /* e.g. "snapshot-start" */
+        uint64_t tsc;           /* TSC ticks (see tsc.h), continuous across kexec */
+        uint64_t realtime_ns;   /* CLOCK_REALTIME, ns since the epoch */
+} StateTimestamp;
+
+typedef struct LuodState {
+        char update_id[LUOD_UUID_STRING_MAX];   /* UUID of this update */
+        char *old_kernel_release;               /* uname -r of the kernel that wrote the state */
+        char old_boot_id[LUOD_UUID_STRING_MAX]; /* /proc/sys/kernel/random/boot_id of that kernel */
+        uint64_t tsc_khz;                       /* TSC rate, kHz; 0 = unknown */
+        StateTimestamp *timestamps;
+        size_t n_timestamps;
+        PfRecord *pfs;                          /* n_pfs records, ascending BDF */
+        size_t n_pfs;
+} LuodState;
+
+/* Frees everything s points to (not s itself) and resets *s to all-zero, so
+ * it may be called again or reused.  s must be all-zero or filled by this
+ * API / by hand with malloc'd strings and arrays. */
+void luod_state_free(LuodState *s);
+
+/* For a LuodState on the stack: _cleanup_luod_state_ LuodState s = {}; */
+#define _cleanup_luod_state_ _cleanup_(luod_state_free)
+
+/* Appends the timestamp (name copied; tsc in TSC ticks, realtime_ns in
+ * CLOCK_REALTIME nanoseconds) to s->timestamps.  Returns 0, -EINVAL when
+ * name is NULL or empty, or -ENOMEM (s unchanged). */
+int luod_state_add_timestamp(LuodState *s, const char *name, uint64_t tsc, uint64_t realtime_ns);

@@ -1,0 +1,1068 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "macro.h"
+#include "state.h"
+
+/* 64-bit values stop one short of UINT64_MAX: json-c saturates numbers that
+ * overflow to UINT64_MAX, so that value cannot be told apart from garbage. */
+#define STATE_U64_MAX (UINT64_MAX - 1)
+#define SHA256_HEX_SIZE 65
+/* Sizes of the "PF <bdf>", "PF <bdf> VF <index>" and "... settings" prefixes
+ * of error messages. */
+#define PF_WHERE_MAX 48
+#define VF_WHERE_MAX 96
+#define SETTINGS_WHERE_MAX 112
+
+static const struct {
+        uint16_t proto;
+        const char *name;
+} vlan_protos[] = {
+        { 0x8100, "802.1Q"  },
+        { 0x88a8, "802.1ad" },
+};
+
+/* Indexed by IFLA_VF_LINK_STATE_*. */
+static const char *const link_states[] = { "auto", "enable", "disable" };
+
+static inline void json_object_putp(json_object **o) {
+        json_object_put(*o);
+}
+
+static inline void json_tokener_freep(json_tokener **t) {
+        if (*t)
+                json_tokener_free(*t);
+}
+
+/* Sets *error to "where: key: reason" (where and key optional), or to NULL
+ * when out of memory, and returns r. */
+__attribute__((format(printf, 5, 6)))
+static int fail(int r, char **error, const char *where, const char *key, const char *fmt, ...) {
+        _cleanup_free_ char *reason = NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(&reason, fmt, ap) < 0)
+                reason = NULL;
+        va_end(ap);
+        if (!reason || asprintf(error, "%s%s%s%s%s", where ?: "", where ? ": " : "",
+                              key ?: "", key ? ": " : "", reason) < 0)
+                *error = NULL;
+        return r;
+}
+
+static int unhex(char c) {
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        return -1;
+}
+
+/* Reads n (<= 4) lowercase hex digits at s; -1 when one is not. */
+static int unhexn(const char *s, size_t n) {
+        int v = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                int d = unhex(s[i]);
+                if (d < 0)
+                        return -1;
+                v = v << 4 | d;
+        }
+        return v;
+}
+
+static bool uuid_valid(const char *s) {
+        if (strnlen(s, LUOD_UUID_STRING_MAX) != LUOD_UUID_STRING_MAX - 1)
+                return false;
+        for (size_t i = 0; i < LUOD_UUID_STRING_MAX - 1; i++)
+                if (i == 8 || i == 13 || i == 18 || i == 23 ? s[i] != '-' : unhex(s[i]) < 0)
+                        return false;
+        return true;
+}
+
+static bool bdf_valid(const PciBdf *b) {
+        return b->device <= 0x1f && b->function <= 7;
+}
+
+static bool name_valid(const char *s, bool nullable) {
+        return s ? *s != '\0' : nullable;
+}
+
+static int sha256_hex(const void *p, size_t n, char ret[static SHA256_HEX_SIZE]) {
+        uint8_t md[EVP_MAX_MD_SIZE];
+        unsigned md_len;
+
+        if (EVP_Digest(p, n, md, &md_len, EVP_sha256(), NULL) != 1 || md_len != 32)
+                return -EIO;
+        for (unsigned i = 0; i < md_len; i++) {
+                ret[2 * i] = "0123456789abcdef"[md[i] >> 4];
+                ret[2 * i + 1] = "0123456789abcdef"[md[i] & 15];
+        }
+        ret[64] = '\0';
+        return 0;
+}
+
+/* The rules that typing alone does not enforce; checked before writing and
+ * after reading, so that whatever is written can be read back. */
+static int settings_verify(const VfSettings *st, const char *vf_where, char **error) {
+        char where[SETTINGS_WHERE_MAX];
+        size_t i;
+
+        snprintf(where, sizeof(where), "%s settings", vf_where);
+        if (st->vlan > VF_VLAN_MAX)
+                return fail(-EBADMSG, error, where, "vlan", "%u is out of range 0..%u",
+                            st->vlan, VF_VLAN_MAX);
+        if (st->qos > VF_QOS_MAX)
+                return fail(-EBADMSG, error, where, "qos", "%u is out of range 0..%u",
+                            st->qos, VF_QOS_MAX);
+        for (i = 0; i < ELEMENTSOF(vlan_protos); i++)
+                if (vlan_protos[i].proto == st->vlan_proto)
+                        break;
+        if (i == ELEMENTSOF(vlan_protos))
+                return fail(-EBADMSG, error, where, "vlan_proto", "unknown protocol 0x%04x",
+                            st->vlan_proto);
+        if (st->link_state >= ELEMENTSOF(link_states))
+                return fail(-EBADMSG, error, where, "link_state", "unknown state %" PRIu32,
+                            st->link_state);
+        if (st->spoofchk < -1 || st->spoofchk > 1 || st->trust < -1 || st->trust > 1 ||
+            st->rss_query_en < -1 || st->rss_query_en > 1)
+                return fail(-EBADMSG, error, where, NULL, "a tri-state is not -1, 0 or 1");
+        return 0;
+}
+
+static int pf_verify(const PfRecord *pf, const char *where, char **error) {
+        char vf_where[VF_WHERE_MAX];
+        int r;
+
+        if (!name_valid(pf->identity, false))
+                return fail(-EBADMSG, error, where, "identity", "empty");
+        if (!name_valid(pf->driver, false))
+                return fail(-EBADMSG, error, where, "driver", "empty");
+        if (!name_valid(pf->netdev, true))
+                return fail(-EBADMSG, error, where, "netdev", "empty");
+        if (pf->numvfs > pf->totalvfs)
+                return fail(-EBADMSG, error, where, "numvfs", "%" PRIu32 " exceeds totalvfs %" PRIu32,
+                            pf->numvfs, pf->totalvfs);
+
+        for (size_t i = 0; i < pf->n_vfs; i++) {
+                const VfRecord *vf = &pf->vfs[i];
+
+                snprintf(vf_where, sizeof(vf_where), "%s VF %" PRIu32, where, vf->index);
+                if (vf->index >= pf->numvfs)
+                        return fail(-EBADMSG, error, vf_where, "index", "not below numvfs %" PRIu32,
+                                    pf->numvfs);
+                if (i > 0 && vf->index <= pf->vfs[i - 1].index)
+                        return fail(-EBADMSG, error, vf_where, "index",
+                                    "VFs must be unique and in ascending index order");
+                if (!bdf_valid(&vf->bdf))
+                        return fail(-EBADMSG, error, vf_where, "bdf", "not a PCI address");
+                if (!name_valid(vf->driver, true))
+                        return fail(-EBADMSG, error, vf_where, "driver", "empty");
+                if (!name_valid(vf->driver_override, true))
+                        return fail(-EBADMSG, error, vf_where, "driver_override", "empty");
+                if (vf->iommu_group < -1)
+                        return fail(-EBADMSG, error, vf_where, "iommu_group", "negative");
+                if (vf->settings.valid) {
+                        r = settings_verify(&vf->settings, vf_where, error);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+static int state_verify(const LuodState *s, char **error) {
+        char bdf[PCI_BDF_STRING_MAX], where[PF_WHERE_MAX];
+        int r;
+
+        if (!uuid_valid(s->update_id))
+                return fail(-EBADMSG, error, NULL, "update_id", "not a lowercase UUID");
+        if (!name_valid(s->old_kernel_release, false))
+                return fail(-EBADMSG, error, NULL, "old_kernel_release", "empty");
+        if (!uuid_valid(s->old_boot_id))
+                return fail(-EBADMSG, error, NULL, "old_boot_id", "not a lowercase UUID");
+        if (s->tsc_khz > STATE_U64_MAX)
+                return fail(-EBADMSG, error, NULL, "tsc_khz", "2^64-1 is reserved");
+
+        for (size_t i = 0; i < s->n_timestamps; i++) {
+                const StateTimestamp *t = &s->timestamps[i];
+
+                snprintf(where, sizeof(where), "timestamps[%zu]", i);
+                if (!name_valid(t->name, false))
+                        return fail(-EBADMSG, error, where, "name", "empty");
+                if (t->tsc > STATE_U64_MAX || t->realtime_ns > STATE_U64_MAX)
+                        return fail(-EBADMSG, error, where, NULL, "2^64-1 is reserved");
+        }
+
+        for (size_t i = 0; i < s->n_pfs; i++) {
+                const PfRecord *pf = &s->pfs[i];
+
+                if (!bdf_valid(&pf->bdf)) {
+                        snprintf(where, sizeof(where), "pfs[%zu]", i);
+                        return fail(-EBADMSG, error, where, "bdf", "not a PCI address");
+                }
+                snprintf(where, sizeof(where), "PF %s", pci_bdf_format(&pf->bdf, bdf));
+                if (i > 0 && pci_bdf_compare(&pf->bdf, &s->pfs[i - 1].bdf) <= 0)
+                        return fail(-EBADMSG, error, where, "bdf",
+                                    "PFs must be unique and in ascending BDF order");
+                r = pf_verify(pf, where, error);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Serialization.  Every helper takes ownership of the json_object it is
+ * given; a NULL one means its constructor ran out of memory. */
+static int add(json_object *o, const char *key, json_object *v) {
+        if (!v || json_object_object_add(o, key, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static int add_null(json_object *o, const char *key) {
+        return json_object_object_add(o, key, NULL) < 0 ? -ENOMEM : 0;
+}
+
+static int add_string_or_null(json_object *o, const char *key, const char *s) {
+        return s ? add(o, key, json_object_new_string(s)) : add_null(o, key);
+}
+
+static int add_tristate(json_object *o, const char *key, int v) {
+        return v < 0 ? add_null(o, key) : add(o, key, json_object_new_boolean(v));
+}
+
+static int add_hex16(json_object *o, const char *key, uint16_t v) {
+        char buf[7];
+
+        snprintf(buf, sizeof(buf), "0x%04x", v);
+        return add(o, key, json_object_new_string(buf));
+}
+
+static int add_bdf(json_object *o, const char *key, const PciBdf *bdf) {
+        char buf[PCI_BDF_STRING_MAX];
+
+        return add(o, key, json_object_new_string(pci_bdf_format(bdf, buf)));
+}
+
+/* Adds child under key in the object parent, or appends it to the array
+ * parent when key is NULL.  Returns child, or NULL when out of memory. */
+static json_object *add_child(json_object *parent, const char *key, json_object *child) {
+        if (!child)
+                return NULL;
+        if ((key ? json_object_object_add(parent, key, child) : json_object_array_add(parent, child)) < 0) {
+                json_object_put(child);
+                return NULL;
+        }
+        return child;
+}
+
+static int settings_to_json(json_object *vf, const VfSettings *st) {
+        const char *proto = NULL;
+        json_object *o;
+        char mac[18];
+
+        if (!st->valid)
+                return add_null(vf, "settings");
+
+        o = add_child(vf, "settings", json_object_new_object());
+        if (!o)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(vlan_protos); i++)
+                if (vlan_protos[i].proto == st->vlan_proto)
+                        proto = vlan_protos[i].name;
+        snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x",
+                 st->mac[0], st->mac[1], st->mac[2], st->mac[3], st->mac[4], st->mac[5]);
+
+        if (add(o, "mac", json_object_new_string(mac)) < 0 ||
+            add(o, "vlan", json_object_new_uint64(st->vlan)) < 0 ||
+            add(o, "qos", json_object_new_uint64(st->qos)) < 0 ||
+            add(o, "vlan_proto", json_object_new_string(proto)) < 0 ||
+            add_tristate(o, "spoofchk", st->spoofchk) < 0 ||
+            add_tristate(o, "trust", st->trust) < 0 ||
+            add(o, "link_state", json_object_new_string(link_states[st->link_state])) < 0 ||
+            add(o, "min_tx_rate", json_object_new_uint64(st->min_tx_rate)) < 0 ||
+            add(o, "max_tx_rate", json_object_new_uint64(st->max_tx_rate)) < 0 ||
+            add_tristate(o, "rss_query_en", st->rss_query_en) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static int vf_to_json(json_object *vfs, const VfRecord *vf) {
+        json_object *o;
+
+        o = add_child(vfs, NULL, json_object_new_object());
+        if (!o)
+                return -ENOMEM;
+        if (add(o, "index", json_object_new_uint64(vf->index)) < 0 ||
+            add_bdf(o, "bdf", &vf->bdf) < 0 ||
+            add_string_or_null(o, "driver", vf->driver) < 0 ||
+            add_string_or_null(o, "driver_override", vf->driver_override) < 0 ||
+            (vf->iommu_group < 0 ? add_null(o, "iommu_group") :
+                                   add(o, "iommu_group", json_object_new_int(vf->iommu_group))) < 0)
+                return -ENOMEM;
+        return settings_to_json(o, &vf->settings);
+}
+
+static int pf_to_json(json_object *pfs, const PfRecord *pf) {
+        json_object *o, *vfs;
+        int r;
+
+        o = add_child(pfs, NULL, json_object_new_object());
+        if (!o)
+                return -ENOMEM;
+        if (add_bdf(o, "bdf", &pf->bdf) < 0 ||
+            add_hex16(o, "vendor", pf->vendor) < 0 ||
+            add_hex16(o, "device", pf->device) < 0 ||
+            add_hex16(o, "subsystem_vendor", pf->subsystem_vendor) < 0 ||
+            add_hex16(o, "subsystem_device", pf->subsystem_device) < 0 ||
+            add(o, "identity", json_object_new_string(pf->identity)) < 0 ||
+            add(o, "driver", json_object_new_string(pf->driver)) < 0 ||
+            add(o, "numvfs", json_object_new_uint64(pf->numvfs)) < 0 ||
+            add(o, "totalvfs", json_object_new_uint64(pf->totalvfs)) < 0 ||
+            add(o, "drivers_autoprobe", json_object_new_boolean(pf->drivers_autoprobe)) < 0 ||
+            add_string_or_null(o, "netdev", pf->netdev) < 0 ||
+            add(o, "netdev_up", json_object_new_boolean(pf->netdev_up)) < 0)
+                return -ENOMEM;
+
+        vfs = add_child(o, "vfs", json_object_new_array());
+        if (!vfs)
+                return -ENOMEM;
+        for (size_t i = 0; i < pf->n_vfs; i++) {
+                r = vf_to_json(vfs, &pf->vfs[i]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int state_to_json(const LuodState *s, json_object *o) {
+        json_object *timestamps, *pfs;
+        int r;
+
+        if (add(o, "update_id", json_object_new_string(s->update_id)) < 0 ||
+            add(o, "old_kernel_release", json_object_new_string(s->old_kernel_release)) < 0 ||
+            add(o, "old_boot_id", json_object_new_string(s->old_boot_id)) < 0 ||
+            add(o, "tsc_khz", json_object_new_uint64(s->tsc_khz)) < 0)
+                return -ENOMEM;
+
+        timestamps = add_child(o, "timestamps", json_object_new_array());
+        if (!timestamps)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_timestamps; i++) {
+                const StateTimestamp *t = &s->timestamps[i];
+                json_object *e = add_child(timestamps, NULL, json_object_new_object());
+
+                if (!e ||
+                    add(e, "name", json_object_new_string(t->name)) < 0 ||
+                    add(e, "tsc", json_object_new_uint64(t->tsc)) < 0 ||
+                    add(e, "realtime_ns", json_object_new_uint64(t->realtime_ns)) < 0)
+                        return -ENOMEM;
+        }
+
+        pfs = add_child(o, "pfs", json_object_new_array());
+        if (!pfs)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_pfs; i++) {
+                r = pf_to_json(pfs, &s->pfs[i]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int luod_state_serialize(const LuodState *s, char **ret_buf, size_t *ret_size) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        _cleanup_free_ char *error = NULL, *buf = NULL;
+        char header[160], sha[SHA256_HEX_SIZE];
+        size_t body_len, header_len;
+        const char *json;
+        char *p;
+        int r;
+
+        r = state_verify(s, &error);
+        if (r < 0) {
+                log_error("Refusing to serialize invalid state: %s", error ?: "out of memory");
+                return -EINVAL;
+        }
+
+        o = json_object_new_object();
+        if (!o)
+                return -ENOMEM;
+        r = state_to_json(s, o);
+        if (r < 0)
+                return r;
+        json = json_object_to_json_string_length(
+                        o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE,
+                        &body_len);
+        if (!json)
+                return -ENOMEM;
+
+        /* The body is the JSON text and a newline. */
+        buf = malloc(body_len + 1);
+        if (!buf)
+                return -ENOMEM;
+        memcpy(buf, json, body_len);
+        buf[body_len++] = '\n';
+        r = sha256_hex(buf, body_len, sha);
+        if (r < 0)
+                return r;
+
+        header_len = (size_t) snprintf(header, sizeof(header),
+                                       "{\"format\":\"%s\",\"major\":%d,\"minor\":%d,\"length\":%zu,\"sha256\":\"%s\"}\n",
+                                       LUOD_STATE_FORMAT, LUOD_STATE_MAJOR, LUOD_STATE_MINOR, body_len, sha);
+        if (header_len + body_len > LUOD_STATE_SIZE_MAX)
+                return -EFBIG;
+
+        p = realloc(buf, header_len + body_len);
+        if (!p)
+                return -ENOMEM;
+        memmove(p + header_len, p, body_len);
+        memcpy(p, header, header_len);
+        buf = NULL;
+
+        *ret_buf = p;
+        *ret_size = header_len + body_len;
+        return 0;
+}
+
+/* Parsing.  The getters return 1 with the value, 0 for a null the key may
+ * hold, or -EBADMSG with *error set. */
+static int get_member(char **error, const char *where, json_object *o, const char *key,
+                      json_type type, bool nullable, json_object **ret) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(o, key, &v))
+                return fail(-EBADMSG, error, where, key, "missing");
+        if (!v && nullable) {
+                *ret = NULL;
+                return 0;
+        }
+        if (!json_object_is_type(v, type))
+                return fail(-EBADMSG, error, where, key, "expected %s%s, got %s",
+                            json_type_to_name(type), nullable ? " or null" : "",
+                            json_type_to_name(json_object_get_type(v)));
+        *ret = v;
+        return 1;
+}
+
+static int get_uint(char **error, const char *where, json_object *o, const char *key,
+                    uint64_t max, bool nullable, uint64_t *ret) {
+        json_object *v;
+        uint64_t u;
+        int r;
+
+        r = get_member(error, where, o, key, json_type_int, nullable, &v);
+        if (r <= 0)
+                return r;
+        if (json_object_get_int64(v) < 0)
+                return fail(-EBADMSG, error, where, key, "%" PRId64 " is negative",
+                            json_object_get_int64(v));
+        u = json_object_get_uint64(v);
+        if (u > max)
+                return fail(-EBADMSG, error, where, key, "%" PRIu64 " is out of range 0..%" PRIu64,
+                            u, max);
+        *ret = u;
+        return 1;
+}
+
+static int get_bool(char **error, const char *where, json_object *o, const char *key,
+                    bool nullable, bool *ret) {
+        json_object *v;
+        int r;
+
+        r = get_member(error, where, o, key, json_type_boolean, nullable, &v);
+        if (r > 0)
+                *ret = json_object_get_boolean(v);
+        return r;
+}
+
+static int get_tristate(char **error, const char *where, json_object *o, const char *key, int *ret) {
+        bool b;
+        int r;
+
+        r = get_bool(error, where, o, key, true, &b);
+        if (r >= 0)
+                *ret = r == 0 ? -1 : b;
+        return r;
+}
+
+/* Returns a pointer into o: valid while o lives. */
+static int get_str(char **error, const char *where, json_object *o, const char *key,
+                   bool nullable, const char **ret) {
+        json_object *v;
+        int r;
+
+        r = get_member(error, where, o, key, json_type_string, nullable, &v);
+        if (r == 0)
+                *ret = NULL;
+        if (r <= 0)
+                return r;
+        if (strlen(json_object_get_string(v)) != (size_t) json_object_get_string_len(v))
+                return fail(-EBADMSG, error, where, key, "contains a NUL character");
+        *ret = json_object_get_string(v);
+        return 1;
+}
+
+static int get_strdup(char **error, const char *where, json_object *o, const char *key,
+                      bool nullable, char **ret) {
+        const char *s;
+        int r;
+
+        r = get_str(error, where, o, key, nullable, &s);
+        if (r < 0)
+                return r;
+        if (!s) {
+                *ret = NULL;
+                return 0;
+        }
+        *ret = strdup(s);
+        return *ret ? 1 : -ENOMEM;
+}
+
+static int get_uuid(char **error, const char *where, json_object *o, const char *key,
+                    char ret[static LUOD_UUID_STRING_MAX]) {
+        const char *s;
+        int r;
+
+        r = get_str(error, where, o, key, false, &s);
+        if (r < 0)
+                return r;
+        if (!uuid_valid(s))
+                return fail(-EBADMSG, error, where, key, "\"%s\" is not a lowercase UUID", s);
+        memcpy(ret, s, LUOD_UUID_STRING_MAX);
+        return 1;
+}
+
+static int get_bdf(char **error, const char *where, json_object *o, const char *key, PciBdf *ret) {
+        const char *s;
+        int r;
+
+        r = get_str(error, where, o, key, false, &s);
+        if (r < 0)
+                return r;
+        if (pci_bdf_parse(s, ret) < 0)
+                return fail(-EBADMSG, error, where, key, "\"%s\" is not a PCI address", s);
+        return 1;
+}
+
+static int get_hex16(char **error, const char *where, json_object *o, const char *key, uint16_t *ret) {
+        const char *s;
+        int v, r;
+
+        r = get_str(error, where, o, key, false, &s);
+        if (r < 0)
+                return r;
+        v = strlen(s) == 6 && s[0] == '0' && s[1] == 'x' ? unhexn(s + 2, 4) : -1;
+        if (v < 0)
+                return fail(-EBADMSG, error, where, key, "\"%s\" is not 0x and 4 lowercase hex digits", s);
+        *ret = (uint16_t) v;
+        return 1;
+}
+
+/* Gets the array under key and a zeroed array of as many elements of
+ * size elsize (NULL if empty). */
+static int get_array(char **error, const char *where, json_object *o, const char *key,
+                     size_t elsize, json_object **ret, void **ret_items, size_t *ret_n) {
+        size_t n;
+        int r;
+
+        r = get_member(error, where, o, key, json_type_array, false, ret);
+        if (r < 0)
+                return r;
+        n = json_object_array_length(*ret);
+        *ret_items = n > 0 ? calloc(n, elsize) : NULL;
+        if (n > 0 && !*ret_items)
+                return -ENOMEM;
+        *ret_n = n;
+        return 1;
+}
+
+static int get_element(char **error, const char *where, json_object *array, const char *key,
+                       size_t i, json_object **ret) {
+        char k[64];
+
+        *ret = json_object_array_get_idx(array, i);
+        if (json_object_is_type(*ret, json_type_object))
+                return 1;
+        snprintf(k, sizeof(k), "%s[%zu]", key, i);
+        return fail(-EBADMSG, error, where, k, "expected object, got %s",
+                    json_type_to_name(json_object_get_type(*ret)));
+}
+
+static int settings_from_json(json_object *o, const char *where, VfSettings *st, char **error) {
+        const char *mac, *proto, *link;
+        uint64_t u;
+        int r;
+
+        st->valid = true;
+
+        r = get_str(error, where, o, "mac", false, &mac);
+        if (r < 0)
+                return r;
+        if (strlen(mac) != 17)
+                return fail(-EBADMSG, error, where, "mac", "\"%s\" is not a MAC address", mac);
+        for (size_t i = 0; i < 6; i++) {
+                int b = unhexn(mac + 3 * i, 2);
+                if (b < 0 || (i < 5 && mac[3 * i + 2] != ':'))
+                        return fail(-EBADMSG, error, where, "mac", "\"%s\" is not a MAC address", mac);
+                st->mac[i] = (uint8_t) b;
+        }
+
+        r = get_uint(error, where, o, "vlan", VF_VLAN_MAX, false, &u);
+        if (r < 0)
+                return r;
+        st->vlan = (uint16_t) u;
+        r = get_uint(error, where, o, "qos", VF_QOS_MAX, false, &u);
+        if (r < 0)
+                return r;
+        st->qos = (uint8_t) u;
+
+        r = get_str(error, where, o, "vlan_proto", false, &proto);
+        if (r < 0)
+                return r;
+        st->vlan_proto = 0;
+        for (size_t i = 0; i < ELEMENTSOF(vlan_protos); i++)
+                if (strcmp(proto, vlan_protos[i].name) == 0)
+                        st->vlan_proto = vlan_protos[i].proto;
+        if (st->vlan_proto == 0)
+                return fail(-EBADMSG, error, where, "vlan_proto",
+                            "\"%s\" is not 802.1Q or 802.1ad", proto);
+
+        r = get_str(error, where, o, "link_state", false, &link);
+        if (r < 0)
+                return r;
+        for (st->link_state = 0; st->link_state < ELEMENTSOF(link_states); st->link_state++)
+                if (strcmp(link, link_states[st->link_state]) == 0)
+                        break;
+        if (st->link_state == ELEMENTSOF(link_states))
+                return fail(-EBADMSG, error, where, "link_state",
+                            "\"%s\" is not auto, enable or disable", link);
+
+        r = get_uint(error, where, o, "min_tx_rate", UINT32_MAX, false, &u);
+        if (r < 0)
+                return r;
+        st->min_tx_rate = (uint32_t) u;
+        r = get_uint(error, where, o, "max_tx_rate", UINT32_MAX, false, &u);
+        if (r < 0)
+                return r;
+        st->max_tx_rate = (uint32_t) u;
+
+        r = get_tristate(error, where, o, "spoofchk", &st->spoofchk);
+        if (r < 0)
+                return r;
+        r = get_tristate(error, where, o, "trust", &st->trust);
+        if (r < 0)
+                return r;
+        r = get_tristate(error, where, o, "rss_query_en", &st->rss_query_en);
+        return r < 0 ? r : 0;
+}
+
+static int vf_from_json(json_object *o, const char *pf_where, size_t i, VfRecord *vf, char **error) {
+        json_object *settings;
+        char where[VF_WHERE_MAX], sw[SETTINGS_WHERE_MAX];
+        uint64_t u;
+        int r;
+
+        snprintf(where, sizeof(where), "%s vfs[%zu]", pf_where, i);
+        r = get_uint(error, where, o, "index", UINT32_MAX, false, &u);
+        if (r < 0)
+                return r;
+        vf->index = (uint32_t) u;
+        snprintf(where, sizeof(where), "%s VF %" PRIu32, pf_where, vf->index);
+
+        r = get_bdf(error, where, o, "bdf", &vf->bdf);
+        if (r < 0)
+                return r;
+        r = get_strdup(error, where, o, "driver", true, &vf->driver);
+        if (r < 0)
+                return r;
+        r = get_strdup(error, where, o, "driver_override", true, &vf->driver_override);
+        if (r < 0)
+                return r;
+        r = get_uint(error, where, o, "iommu_group", INT_MAX, true, &u);
+        if (r < 0)
+                return r;
+        vf->iommu_group = r > 0 ? (int) u : -1;
+
+        r = get_member(error, where, o, "settings", json_type_object, true, &settings);
+        if (r <= 0)
+                return r;
+        snprintf(sw, sizeof(sw), "%s settings", where);
+        return settings_from_json(settings, sw, &vf->settings, error);
+}
+
+static int pf_from_json(json_object *o, size_t i, PfRecord *pf, char **error) {
+        char where[PF_WHERE_MAX], bdf[PCI_BDF_STRING_MAX];
+        json_object *vfs;
+        uint64_t u;
+        int r;
+
+        snprintf(where, sizeof(where), "pfs[%zu]", i);
+        r = get_bdf(error, where, o, "bdf", &pf->bdf);
+        if (r < 0)
+                return r;
+        snprintf(where, sizeof(where), "PF %s", pci_bdf_format(&pf->bdf, bdf));
+
+        r = get_hex16(error, where, o, "vendor", &pf->vendor);
+        if (r < 0)
+                return r;
+        r = get_hex16(error, where, o, "device", &pf->device);
+        if (r < 0)
+                return r;
+        r = get_hex16(error, where, o, "subsystem_vendor", &pf->subsystem_vendor);
+        if (r < 0)
+                return r;
+        r = get_hex16(error, where, o, "subsystem_device", &pf->subsystem_device);
+        if (r < 0)
+                return r;
+        r = get_strdup(error, where, o, "identity", false, &pf->identity);
+        if (r < 0)
+                return r;
+        r = get_strdup(error, where, o, "driver", false, &pf->driver);
+        if (r < 0)
+                return r;
+        r = get_uint(error, where, o, "numvfs", UINT32_MAX, false, &u);
+        if (r < 0)
+                return r;
+        pf->numvfs = (uint32_t) u;
+        r = get_uint(error, where, o, "totalvfs", UINT32_MAX, false, &u);
+        if (r < 0)
+                return r;
+        pf->totalvfs = (uint32_t) u;
+        r = get_bool(error, where, o, "drivers_autoprobe", false, &pf->drivers_autoprobe);
+        if (r < 0)
+                return r;
+        r = get_strdup(error, where, o, "netdev", true, &pf->netdev);
+        if (r < 0)
+                return r;
+        r = get_bool(error, where, o, "netdev_up", false, &pf->netdev_up);
+        if (r < 0)
+                return r;
+
+        r = get_array(error, where, o, "vfs", sizeof(VfRecord), &vfs, (void **) &pf->vfs, &pf->n_vfs);
+        if (r < 0)
+                return r;
+        for (size_t j = 0; j < pf->n_vfs; j++) {
+                json_object *e;
+
+                r = get_element(error, where, vfs, "vfs", j, &e);
+                if (r < 0)
+                        return r;
+                r = vf_from_json(e, where, j, &pf->vfs[j], error);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int state_from_json(json_object *o, LuodState *s, char **error) {
+        json_object *timestamps, *pfs, *e;
+        char where[PF_WHERE_MAX];
+        int r;
+
+        r = get_uuid(error, NULL, o, "update_id", s->update_id);
+        if (r < 0)
+                return r;
+        r = get_strdup(error, NULL, o, "old_kernel_release", false, &s->old_kernel_release);
+        if (r < 0)
+                return r;
+        r = get_uuid(error, NULL, o, "old_boot_id", s->old_boot_id);
+        if (r < 0)
+                return r;
+        r = get_uint(error, NULL, o, "tsc_khz", STATE_U64_MAX, false, &s->tsc_khz);
+        if (r < 0)
+                return r;
+
+        r = get_array(error, NULL, o, "timestamps", sizeof(StateTimestamp), &timestamps,
+                      (void **) &s->timestamps, &s->n_timestamps);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < s->n_timestamps; i++) {
+                StateTimestamp *t = &s->timestamps[i];
+
+                r = get_element(error, NULL, timestamps, "timestamps", i, &e);
+                if (r < 0)
+                        return r;
+                snprintf(where, sizeof(where), "timestamps[%zu]", i);
+                r = get_strdup(error, where, e, "name", false, &t->name);
+                if (r < 0)
+                        return r;
+                r = get_uint(error, where, e, "tsc", STATE_U64_MAX, false, &t->tsc);
+                if (r < 0)
+                        return r;
+                r = get_uint(error, where, e, "realtime_ns", STATE_U64_MAX, false, &t->realtime_ns);
+                if (r < 0)
+                        return r;
+        }
+
+        r = get_array(error, NULL, o, "pfs", sizeof(PfRecord), &pfs, (void **) &s->pfs, &s->n_pfs);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < s->n_pfs; i++) {
+                r = get_element(error, NULL, pfs, "pfs", i, &e);
+                if (r < 0)
+                        return r;
+                r = pf_from_json(e, i, &s->pfs[i], error);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Parses exactly n bytes at p (trailing whitespace allowed) as one JSON
+ * object. */
+static int parse_json_object(const char *p, size_t n, const char *what, json_object **ret, char **error) {
+        _cleanup_(json_tokener_freep) json_tokener *tok = NULL;
+        json_object *o;
+
+        tok = json_tokener_new();
+        if (!tok)
+                return -ENOMEM;
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+        o = json_tokener_parse_ex(tok, p, (int) n);
+        if (!o || json_tokener_get_parse_end(tok) != n || !json_object_is_type(o, json_type_object)) {
+                enum json_tokener_error e = json_tokener_get_error(tok);
+
+                json_object_put(o);
+                return fail(-EBADMSG, error, what, NULL, "not a JSON object: %s",
+                            e == json_tokener_success ? "not an object" :
+                            e == json_tokener_continue ? "incomplete" : json_tokener_error_desc(e));
+        }
+        *ret = o;
+        return 0;
+}
+
+/* Checks the header line (n bytes at p, without its newline) and that the
+ * body_size bytes at body match its length and sha256. */
+static int parse_header(const char *p, size_t n, const char *body, size_t body_size, char **error) {
+        _cleanup_(json_object_putp) json_object *h = NULL;
+        const char *format, *sha;
+        char digest[SHA256_HEX_SIZE];
+        uint64_t major, minor, length;
+        int r;
+
+        r = parse_json_object(p, n, "header", &h, error);
+        if (r < 0)
+                return r;
+
+        /* format and major first: another format or major may lay out the
+         * rest differently. */
+        r = get_str(error, "header", h, "format", false, &format);
+        if (r < 0)
+                return r;
+        if (strcmp(format, LUOD_STATE_FORMAT) != 0)
+                return fail(-EPROTONOSUPPORT, error, "header", "format",
+                            "\"%s\" is not " LUOD_STATE_FORMAT, format);
+        r = get_uint(error, "header", h, "major", UINT64_MAX, false, &major);
+        if (r < 0)
+                return r;
+        if (major != LUOD_STATE_MAJOR)
+                return fail(-EPROTONOSUPPORT, error, "header", "major",
+                            "version %" PRIu64 " is not supported (only %d)", major, LUOD_STATE_MAJOR);
+
+        r = get_uint(error, "header", h, "minor", UINT64_MAX, false, &minor);
+        if (r < 0)
+                return r;
+        r = get_uint(error, "header", h, "length", UINT64_MAX, false, &length);
+        if (r < 0)
+                return r;
+        if (length != body_size)
+                return fail(-EBADMSG, error, "header", "length",
+                            "%" PRIu64 " bytes announced but %zu follow (%s)", length, body_size,
+                            length > body_size ? "truncated" : "trailing data");
+
+        r = get_str(error, "header", h, "sha256", false, &sha);
+        if (r < 0)
+                return r;
+        r = sha256_hex(body, body_size, digest);
+        if (r < 0)
+                return r;
+        if (strcmp(sha, digest) != 0)
+                return fail(-EBADMSG, error, "header", "sha256",
+                            "mismatch: header says %s, body hashes to %s", sha, digest);
+        return 0;
+}
+
+static int state_parse(const char *buf, size_t size, LuodState *ret, char **error) {
+        _cleanup_(json_object_putp) json_object *body = NULL;
+        _cleanup_luod_state_ LuodState s = {};
+        const char *nl;
+        size_t body_size;
+        int r;
+
+        if (size > LUOD_STATE_SIZE_MAX)
+                return -EFBIG;
+        nl = memchr(buf, '\n', size);
+        if (!nl)
+                return fail(-EBADMSG, error, "header", NULL, "no header line");
+        body_size = size - (size_t) (nl + 1 - buf);
+
+        r = parse_header(buf, (size_t) (nl - buf), nl + 1, body_size, error);
+        if (r < 0)
+                return r;
+        r = parse_json_object(nl + 1, body_size, "body", &body, error);
+        if (r < 0)
+                return r;
+        r = state_from_json(body, &s, error);
+        if (r < 0)
+                return r;
+        r = state_verify(&s, error);
+        if (r < 0)
+                return r;
+
+        *ret = s;
+        s = (LuodState) {};
+        return 0;
+}
+
+int luod_state_parse(const char *buf, size_t size, LuodState *ret, char **ret_error) {
+        char *error = NULL;
+        int r;
+
+        r = state_parse(buf, size, ret, &error);
+        if (ret_error)
+                *ret_error = error;
+        else
+                free(error);
+        return r;
+}
+
+static int pwrite_full(int fd, const char *buf, size_t size) {
+        for (size_t done = 0; done < size;) {
+                ssize_t k = pwrite(fd, buf + done, size - done, (off_t) done);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        return -EIO;
+                done += (size_t) k;
+        }
+        return 0;
+}
+
+int luod_state_write_fd(int fd, const LuodState *s) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size;
+        int r;
+
+        r = luod_state_serialize(s, &buf, &size);
+        if (r < 0)
+                return r;
+        r = pwrite_full(fd, buf, size);
+        if (r < 0)
+                return r;
+        return ftruncate(fd, (off_t) size) < 0 ? -errno : 0;
+}
+
+int luod_state_read_fd(int fd, LuodState *ret, char **ret_error) {
+        _cleanup_free_ char *buf = NULL;
+        struct stat st;
+        size_t size = 0;
+
+        if (ret_error)
+                *ret_error = NULL;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+        if ((uint64_t) st.st_size > LUOD_STATE_SIZE_MAX)
+                return -EFBIG;
+
+        buf = malloc((size_t) st.st_size ?: 1);
+        if (!buf)
+                return -ENOMEM;
+        /* A file that shrinks meanwhile reads short and fails the length check. */
+        while (size < (size_t) st.st_size) {
+                ssize_t k = pread(fd, buf + size, (size_t) st.st_size - size, (off_t) size);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                size += (size_t) k;
+        }
+        return luod_state_parse(buf, size, ret, ret_error);
+}
+
+/* Creates ".#<name>.<pid>-<n>" in dir_fd, exclusively. */
+static int open_tmpfile(int dir_fd, const char *name, char **ret_path) {
+        static unsigned counter;
+
+        for (unsigned attempt = 0;; attempt++) {
+                _cleanup_free_ char *path = NULL;
+                int fd;
+
+                if (asprintf(&path, ".#%s.%jd-%u", name, (intmax_t) getpid(),
+                             __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED)) < 0)
+                        return -ENOMEM;
+                fd = openat(dir_fd, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+                if (fd >= 0) {
+                        *ret_path = path;
+                        path = NULL;
+                        return fd;
+                }
+                /* Stale files of a crashed process with the same pid take the next number. */
+                if (errno != EEXIST || attempt >= 64)
+                        return -errno;
+        }
+}
+
+int luod_state_write_file(int dir_fd, const char *name, const LuodState *s) {
+        _cleanup_free_ char *buf = NULL, *tmp = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t size;
+        int r;
+
+        if (dir_fd < 0)
+                return -EBADF;
+        if (!name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+                return -EINVAL;
+        r = luod_state_serialize(s, &buf, &size);
+        if (r < 0)
+                return r;
+
+        fd = open_tmpfile(dir_fd, name, &tmp);
+        if (fd < 0)
+                return fd;
+        r = pwrite_full(fd, buf, size);
+        if (r >= 0 && fsync(fd) < 0)
+                r = -errno;
+        if (r >= 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
+                r = -errno;
+        if (r < 0) {
+                (void) unlinkat(dir_fd, tmp, 0);
+                return r;
+        }
+        return fsync(dir_fd) < 0 ? -errno : 0;
+}
+
+int luod_state_read_file(int dir_fd, const char *name, LuodState *ret, char **ret_error) {
+        _cleanup_close_ int fd = -EBADF;
+
+        if (ret_error)
+                *ret_error = NULL;
+        fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        return luod_state_read_fd(fd, ret, ret_error);
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The preserved-state format: a LuodState (inventory.h) as a checksummed
+ * JSON document, carried across kexec in a file or a LUO-preserved memfd.
+ * The format is specified in proto/state-format.md: one header line
+ *
+ *     {"format":"luod-state","major":1,"minor":0,"length":N,"sha256":"<hex>"}\n
+ *
+ * followed by exactly N bytes of body, a JSON object whose SHA-256 is
+ * <hex>.  Readers refuse a different format or major version
+ * (-EPROTONOSUPPORT) and accept any minor of their major, ignoring keys they
+ * do not know. */
+
+#include <stddef.h>
+
+#include "inventory.h"
+
+#define LUOD_STATE_FORMAT "luod-state"
+#define LUOD_STATE_MAJOR 1
+#define LUOD_STATE_MINOR 0
+/* Largest state accepted or produced, header included: 64 MiB. */
+#define LUOD_STATE_SIZE_MAX (UINT64_C(64) * 1024 * 1024)
+
+/* Encodes s into a new buffer: header line + body.  On success *ret_buf is
+ * a malloc'd buffer of *ret_size bytes (not NUL-terminated; the body ends
+ * in '\n').  Returns 0, or:
+ *   -EINVAL   s breaks a rule of the format (logged): a UUID that is not
+ *             36-char lowercase, an empty name, a BDF with device > 0x1f or
+ *             function > 7, PFs not in strictly ascending BDF order, VFs not
+ *             in strictly ascending index order or index >= numvfs,
+ *             numvfs > totalvfs, vlan > VF_VLAN_MAX, qos > VF_QOS_MAX,
+ *             unknown vlan_proto/link_state, a tri-state not -1/0/1,
+ *             iommu_group < -1, or a 64-bit value of UINT64_MAX (reserved);
+ *   -EFBIG    the result would exceed LUOD_STATE_SIZE_MAX;
+ *   -ENOMEM;
+ *   -EIO      OpenSSL failed to compute the digest. */
+int luod_state_serialize(const LuodState *s, char **ret_buf, size_t *ret_size);
+
+/* Decodes size bytes at buf (need not be NUL-terminated) strictly.  On
+ * success fills *ret (overwritten, not freed first; release it with
+ * luod_state_free()).  On failure *ret is untouched.  Returns 0, or:
+ *   -EBADMSG          no header line, a header key missing or mistyped,
+ *                     length not equal to the bytes that follow the header
+ *                     (truncated or trailing data), sha256 mismatch, body
+ *                     not a JSON object, or a body key missing, mistyped or
+ *                     out of range, or any rule listed under serialize;
+ *   -EPROTONOSUPPORT  format is not "luod-state" or major is not 1;
+ *   -EFBIG            size exceeds LUOD_STATE_SIZE_MAX;
+ *   -ENOMEM, -EIO     as for serialize.
+ * If ret_error is non-NULL, *ret_error is always assigned: for -EBADMSG and
+ * -EPROTONOSUPPORT a malloc'd message naming the key, and the PF (by BDF)
+ * and VF (by index) it belongs to, and why it is wrong (NULL if out of
+ * memory); NULL otherwise. */
+int luod_state_parse(const char *buf, size_t size, LuodState *ret, char **ret_error);
+
+/* Serializes s into fd (a memfd or regular file opened for writing) at
+ * offset 0 with pwrite(), then truncates fd to the serialized size.  The file
+ * offset is not used or changed.  Returns 0, a serialize error, or the
+ * negative errno of pwrite()/ftruncate(). */
+int luod_state_write_fd(int fd, const LuodState *s);
+
+/* Reads the whole regular file fd from offset 0 with pread() and parses it
+ * as luod_state_parse() does (same ret, ret_error and errors).  Also:
+ * -EBADFD when fd is not a regular file, -EFBIG when it is larger than
+ * LUOD_STATE_SIZE_MAX, or the negative errno of fstat()/pread(). */
+int luod_state_read_fd(int fd, LuodState *ret, char **ret_error);
+
+/* Atomically replaces the file name (a plain file name, no '/') in the
+ * directory dir_fd (opened O_RDONLY|O_DIRECTORY; not AT_FDCWD, not O_PATH:
+ * it is fsync()ed) with the serialized s: writes a new file
+ * ".#<name>.<pid>-<n>" (mode 0644 minus umask) in that directory, fsync()s
+ * it, renames it over name and fsync()s the directory.  name never refers to
+ * a partial file: a reader sees the old or the new state.  A crash may leave
+ * a ".#<name>.*" file behind.  Returns 0, -EBADF when dir_fd < 0, -EINVAL
+ * for a bad name, a serialize error, or the negative errno of the failing system call (the
+ * temporary file is removed; after a failed directory fsync the new state
+ * is in place but may not be durable). */
+int luod_state_write_file(int dir_fd, const char *name, const LuodState *s);
+
+/* Reads and parses name in dir_fd (a directory fd or AT_FDCWD) as
+ * luod_state_read_fd() does.  Returns -ENOENT when the file does not exist,
+ * else as luod_state_read_fd(). */
+int luod_state_read_file(int dir_fd, const char *name, LuodState *ret, char **ret_error);

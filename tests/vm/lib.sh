@@ -23,7 +23,7 @@ tb_init() {
 	TB_STAGE=$(tb_arg stage || echo 1)
 	TB_BREAK=$(tb_arg break || true)
 	TB_UPTIME0=$(cut -d' ' -f1 /proc/uptime)
-	TB_TSC0=$(tb-tsc)
+	TB_TSC0=$(tb-clock tsc)
 	tb_say "HOSTMARK init-stage$TB_STAGE"
 	tb_log "stage $TB_STAGE, kernel $(uname -r), uptime $TB_UPTIME0 s${TB_BREAK:+, break=$TB_BREAK}"
 }
@@ -59,9 +59,9 @@ tb_run_stage() {
 }
 
 # --- time ------------------------------------------------------------------
-# Guest wall clock in microseconds (/proc/uptime has 10 ms steps); use only
-# for intervals within one kernel.
-tb_us() { echo $(( $(date +%s%N) / 1000 )); }
+# CLOCK_MONOTONIC in microseconds (busybox date has no %N; /proc/uptime has
+# 10 ms steps); intervals within one kernel only.
+tb_us() { tb-clock us; }
 tb_elapsed_ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) / 1000 }'; }
 
 # TSC rate in kHz, as the kernel calibrated it (dmesg).
@@ -70,6 +70,9 @@ tb_tsc_khz() {
 		awk 'NF { printf "%d\n", $1 * 1000; found=1 } END { if (!found) exit 1 }' ||
 	dmesg | sed -n 's/.*tsc: Detected \([0-9.]*\) MHz.*/\1/p' | tail -n 1 | awk '{ printf "%d\n", $1 * 1000 }'
 }
+
+# iproute2's ip by full path: busybox sh runs its own `ip` applet first.
+IP=/usr/bin/ip
 
 # --- PCI / SR-IOV ----------------------------------------------------------
 tb_pfs() {  # BDFs of every SR-IOV PF, sorted

@@ -33,8 +33,8 @@ stage1() {
 			dev=$(ls "/sys/bus/pci/devices/$pf/net" 2>/dev/null | head -n 1)
 			tb_check "$pf has a netdev ($dev)" test -n "$dev"
 			tb_check "ip link set $dev vf 0 mac $IGB_VF_MAC vlan $IGB_VF_VLAN" \
-				ip link set "$dev" vf 0 mac "$IGB_VF_MAC" vlan "$IGB_VF_VLAN"
-			ip link show "$dev" >/tmp/iplink.out 2>&1
+				"$IP" link set "$dev" vf 0 mac "$IGB_VF_MAC" vlan "$IGB_VF_VLAN"
+			"$IP" link show "$dev" >/tmp/iplink.out 2>&1
 			sed 's/^/    /' /tmp/iplink.out >/dev/console
 			tb_check "$dev vf 0 reads back MAC $IGB_VF_MAC, VLAN $IGB_VF_VLAN" \
 				grep -Eq "vf 0 .*link/ether $IGB_VF_MAC.*vlan $IGB_VF_VLAN" /tmp/iplink.out
@@ -45,7 +45,7 @@ stage1() {
 	# to the same gzip'd initramfs; the kexec command line names it.
 	run=$(cat /proc/sys/kernel/random/uuid)
 	mkdir -p /tmp/marker/luod-tb
-	tsc=$(tb-tsc)
+	tsc=$(tb-clock tsc)
 	echo "run=$run tsc=$tsc tsc_khz=$(tb_tsc_khz)" >/tmp/marker/luod-tb/marker
 	cp /luod-tb/initrd.gz /tmp/initrd2
 	size=$(stat -c %s /tmp/initrd2)
@@ -67,7 +67,7 @@ stage1() {
 		return
 	fi
 	tb_say "HOSTMARK kexec-e"
-	tb_log "kexec -e (tsc $(tb-tsc))"
+	tb_log "kexec -e (tsc $(tb-clock tsc))"
 	kexec -e
 	tb_abort "kexec -e returned: $?"
 }

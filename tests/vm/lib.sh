@@ -96,17 +96,24 @@ tb_vfs() {  # VF BDFs of PF $1, in VF index order
 }
 tb_count_vfs() { tb_vfs "$1" | wc -l; }
 
-# Enables $2 VFs on PF $1 and waits (bounded, 120 s) until all virtfn links
-# exist.  Prints the time in ms.  Returns non-zero on failure.
+# Enables $2 VFs on PF $1: times the sriov_numvfs write (the kernel adds the
+# VFs before the write returns), then waits (bounded, 120 s) until every
+# virtfn link exists.  Prints the write's time in ms; non-zero on failure.
 tb_enable_vfs() {
 	t0=$(tb_us)
 	echo "$2" >"/sys/bus/pci/devices/$1/sriov_numvfs" || return 1
+	t1=$(tb_us)
 	n=0
 	while [ "$(tb_count_vfs "$1")" -lt "$2" ]; do
 		n=$((n + 1)); [ $n -gt 1200 ] && return 1
 		sleep 0.1
 	done
-	tb_elapsed_ms "$t0" "$(tb_us)"
+	tb_elapsed_ms "$t0" "$t1"
+}
+
+# Sets sriov_drivers_autoprobe of every PF to $1 (0: VFs appear unbound).
+tb_set_autoprobe() {
+	for pf in $(tb_pfs); do echo "$1" >"/sys/bus/pci/devices/$pf/sriov_drivers_autoprobe"; done
 }
 
 # Binds VF $1 to vfio-pci through driver_override + drivers_probe.

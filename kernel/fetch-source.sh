@@ -7,6 +7,7 @@
 # Prints the path of the unpacked source tree on stdout.
 # Env: LUOD_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/luod-testbed)
 set -euo pipefail
+# Everything but the tree path goes to stderr: callers capture stdout.
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=kernel/SOURCE
 . "$here/SOURCE"
@@ -40,7 +41,7 @@ mkdir -p "$apt_root/cache"
 deb=$apt_root/debs/${PACKAGE}_${DEB_VERSION}_all.deb
 if [[ ! -f $deb ]]; then
 	log "apt-get update ($SUITE, private configuration under $apt_root)"
-	apt-get "${aptc[@]}" update -qq
+	apt-get "${aptc[@]}" update -qq >&2
 	want=$DEB_VERSION
 	if ! apt-cache "${aptc[@]}" madison "$PACKAGE" | awk '{print $3}' | grep -qx "$want"; then
 		newest=$(apt-cache "${aptc[@]}" madison 'linux-source-7.3' | awk '{print $3}' | sort -V | tail -1)
@@ -51,7 +52,7 @@ if [[ ! -f $deb ]]; then
 		log "################################################################"
 		exit 1
 	fi
-	(cd "$apt_root/debs" && apt-get "${aptc[@]}" download "$PACKAGE=$DEB_VERSION")
+	(cd "$apt_root/debs" && apt-get "${aptc[@]}" download "$PACKAGE=$DEB_VERSION") >&2
 	got=$(ls "$apt_root/debs/${PACKAGE}_"*"_all.deb" | head -1)
 	[[ $got == "$deb" ]] || mv "$got" "$deb"
 fi

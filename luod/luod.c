@@ -2,11 +2,11 @@
 /*
  * luod — the live-update daemon.
  *
- * This is the skeleton of the foundation issue: it owns the D-Bus name
- * org.luod1 on the system bus (or on --bus-address), exports
- * org.luod1.Manager at /org/luod1 with the properties Version and State
- * (proto/org.luod1.Manager.xml), tells systemd READY=1 and stops on SIGTERM
- * or SIGINT.  Inventory, preservation and restore are not implemented yet.
+ * At start it restores a preserved state (manager_restore_at_start()), then
+ * owns org.luod1 on the system bus (or on --bus-address) with
+ * org.luod1.Manager at /org/luod1 (proto/org.luod1.Manager.xml), tells
+ * systemd READY=1 (so units ordered after luod.service see the VFs back) and
+ * serves Update, GetInventory, GetReport and Discard until SIGTERM/SIGINT.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -21,28 +22,13 @@
 #include "config.h"
 #include "log.h"
 #include "macro.h"
+#include "manager.h"
+#include "tsc.h"
 
-typedef struct Manager {
-        sd_event *event;
-        sd_bus *bus;
-        const char *state;
-} Manager;
+uint64_t luod_start_tsc, luod_start_boottime_us;
 
 static const char *arg_bus_address;
-
-static int property_get_version(sd_bus *bus, const char *path, const char *interface,
-                                const char *property, sd_bus_message *reply,
-                                void *userdata, sd_bus_error *error) {
-        return sd_bus_message_append(reply, "s", PACKAGE_VERSION);
-}
-
-static const sd_bus_vtable manager_vtable[] = {
-        SD_BUS_VTABLE_START(0),
-        SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("State", "s", NULL, offsetof(Manager, state), 0),
-        SD_BUS_VTABLE_END
-};
-
+static const char *arg_state_dir = "/var/lib/luod";
 static int bus_open(Manager *m) {
         int r;
 
@@ -64,10 +50,9 @@ static int bus_open(Manager *m) {
                         return log_error_errno(r, "Failed to connect to the system bus: %m");
         }
 
-        r = sd_bus_add_object_vtable(m->bus, NULL, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE,
-                                     manager_vtable, m);
+        r = manager_add_bus_object(m);
         if (r < 0)
-                return log_error_errno(r, "Failed to add object %s: %m", LUOD_OBJECT_PATH);
+                return r;
 
         r = sd_bus_request_name(m->bus, LUOD_BUS_NAME, 0);
         if (r < 0)
@@ -84,15 +69,17 @@ static void help(void) {
                "Live-update daemon: preserves SR-IOV state across kexec.\n\n"
                "  -h --help               Show this help\n"
                "     --version            Show the version\n"
-               "     --bus-address=ADDR   Serve on this D-Bus address instead of the system bus\n");
+               "     --bus-address=ADDR   Serve on this D-Bus address instead of the system bus\n"
+               "     --state-dir=DIR      State file and reports (default /var/lib/luod)\n");
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_VERSION = 0x100, ARG_BUS_ADDRESS };
+        enum { ARG_VERSION = 0x100, ARG_BUS_ADDRESS, ARG_STATE_DIR };
         static const struct option options[] = {
                 { "help",        no_argument,       NULL, 'h'             },
                 { "version",     no_argument,       NULL, ARG_VERSION     },
                 { "bus-address", required_argument, NULL, ARG_BUS_ADDRESS },
+                { "state-dir",   required_argument, NULL, ARG_STATE_DIR   },
                 {}
         };
         int c;
@@ -108,6 +95,9 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_BUS_ADDRESS:
                         arg_bus_address = optarg;
                         break;
+                case ARG_STATE_DIR:
+                        arg_state_dir = optarg;
+                        break;
                 default:
                         return -EINVAL;
                 }
@@ -117,9 +107,15 @@ static int parse_argv(int argc, char *argv[]) {
 }
 
 int main(int argc, char *argv[]) {
-        Manager m = { .state = "idle" };
+        struct timespec boot;
+        Manager m = { .luo_out_fd = -EBADF, .luo_in_fd = -EBADF };
         sigset_t mask;
         int r;
+
+        /* First thing: when this kernel started luod, for the report. */
+        luod_start_tsc = tsc_read();
+        clock_gettime(CLOCK_BOOTTIME, &boot);
+        luod_start_boottime_us = (uint64_t) boot.tv_sec * 1000000 + (uint64_t) boot.tv_nsec / 1000;
 
         r = parse_argv(argc, argv);
         if (r <= 0)
@@ -139,12 +135,26 @@ int main(int argc, char *argv[]) {
         (void) sd_event_add_signal(m.event, NULL, SIGTERM, NULL, NULL);
         (void) sd_event_add_signal(m.event, NULL, SIGINT, NULL, NULL);
 
+        m.state_dir = arg_state_dir;
+        m.state = strdup("idle");
+        m.update_id = strdup("");
+        m.last_error = strdup("");
+        if (!m.state || !m.update_id || !m.last_error) {
+                r = log_error_errno(-ENOMEM, "Out of memory");
+                goto finish;
+        }
+
+        /* Restore before anything else: a failed restore is logged, its
+         * state kept, and luod serves the bus all the same (report, discard). */
+        (void) sd_notify(0, "STATUS=restoring");
+        (void) manager_restore_at_start(&m);
+
         r = bus_open(&m);
         if (r < 0)
                 goto finish;
 
-        (void) sd_notify(0, "READY=1\nSTATUS=idle");
-        log_info("luod %s ready on %s", PACKAGE_VERSION, arg_bus_address ?: "the system bus");
+        (void) sd_notifyf(0, "READY=1\nSTATUS=%s", m.state);
+        log_info("luod %s ready on %s (%s)", PACKAGE_VERSION, arg_bus_address ?: "the system bus", m.state);
 
         r = sd_event_loop(m.event);
         if (r < 0)
@@ -154,5 +164,6 @@ int main(int argc, char *argv[]) {
 finish:
         sd_bus_flush_close_unref(m.bus);
         sd_event_unref(m.event);
+        manager_done(&m);
         return r < 0 ? 1 : 0;
 }

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <time.h>
+
 #include "tsc.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -12,3 +14,25 @@ uint64_t tsc_read(void) {
         return 0;
 }
 #endif
+
+static uint64_t raw_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
+}
+
+uint64_t tsc_calibrate_khz(uint64_t sample_usec) {
+        struct timespec pause = {
+                .tv_sec = (time_t) (sample_usec / 1000000),
+                .tv_nsec = (long) (sample_usec % 1000000) * 1000,
+        };
+        uint64_t t0 = raw_ns(), c0 = tsc_read();
+        nanosleep(&pause, NULL);
+        uint64_t t1 = raw_ns(), c1 = tsc_read();
+
+        if (c0 == 0 || t1 <= t0 || c1 <= c0)
+                return 0;
+        /* ticks per ns * 1e6 = kHz */
+        return (uint64_t) ((double) (c1 - c0) * 1e6 / (double) (t1 - t0));
+}

@@ -9,3 +9,8 @@
  * the blackout.  Unit: TSC ticks (rate: the kernel's tsc_khz).  Returns 0 on
  * architectures without a TSC. */
 uint64_t tsc_read(void);
+
+/* Measures the TSC rate against CLOCK_MONOTONIC_RAW over sample_usec
+ * microseconds (20000 gives ~0.1 %).  Returns the rate in kHz, 0 when there
+ * is no TSC. */
+uint64_t tsc_calibrate_khz(uint64_t sample_usec);

@@ -12,11 +12,13 @@ TB_FAILED=0
 tb_say() { echo "LUOD-TB: $*" >/dev/console; }
 tb_log() { echo "luod-tb: $*" >/dev/console; }
 
-tb_arg() {  # tb_arg NAME -> value of luod_tb.NAME= on the command line
+tb_arg() {  # tb_arg NAME -> value of the last luod_tb.NAME= on the command line
+	v= found=1
 	for w in $(cat /proc/cmdline); do
-		case $w in "luod_tb.$1="*) echo "${w#*=}"; return 0 ;; esac
+		case $w in "luod_tb.$1="*) v=${w#*=}; found=0 ;; esac
 	done
-	return 1
+	[ $found = 0 ] && echo "$v"
+	return $found
 }
 
 tb_init() {
@@ -147,3 +149,23 @@ tb_disable_vfs() {
 	[ "$(tb_count_vfs "$1")" -eq 0 ] || return 1
 	tb_elapsed_ms "$t0" "$(tb_us)"
 }
+
+# --- luod in the guest -------------------------------------------------------
+# Starts the system bus (dbus-daemon with Debian's system.conf and luod's
+# policy) and luod; waits (bounded) until luoctl reaches it.
+tb_start_luod() {
+	mkdir -p /run/dbus /var/lib/luod
+	dbus-daemon --system --fork --nopidfile || return 1
+	luod >/tmp/luod.log 2>&1 &
+	TB_LUOD_PID=$!
+	n=0
+	until luoctl status >/dev/null 2>&1; do
+		n=$((n + 1))
+		if [ $n -gt 600 ] || ! kill -0 $TB_LUOD_PID 2>/dev/null; then
+			sed 's/^/    luod: /' /tmp/luod.log >/dev/console
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+tb_show_luod_log() { sed 's/^/    luod: /' /tmp/luod.log >/dev/console; }

@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kexec.h"
+#include "log.h"
+#include "macro.h"
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+/* Enough for any kexec-tools message; the rest of a longer stderr is read
+ * and dropped. */
+#define MESSAGE_MAX 4096
+/* /proc/cmdline: COMMAND_LINE_SIZE is at most 4096 on the architectures
+ * luod runs on, plus the newline. */
+#define CMDLINE_MAX 8192
+
+__attribute__((format(printf, 2, 3)))
+static void set_error(char **ret_error, const char *fmt, ...) {
+        va_list ap;
+
+        if (!ret_error)
+                return;
+        va_start(ap, fmt);
+        if (vasprintf(ret_error, fmt, ap) < 0)
+                *ret_error = NULL;
+        va_end(ap);
+}
+
+/* The first executable file name in PATH, then in DEFAULT_PATH. */
+static int find_executable(const char *name, char **ret) {
+        _cleanup_free_ char *search = NULL;
+        const char *path = getenv("PATH");
+
+        if (asprintf(&search, "%s:%s", path ?: "", DEFAULT_PATH) < 0)
+                return -ENOMEM;
+        for (const char *p = search; *p;) {
+                size_t n = strcspn(p, ":");
+
+                if (n > 0) {
+                        char *candidate;
+
+                        if (asprintf(&candidate, "%.*s/%s", (int) n, p, name) < 0)
+                                return -ENOMEM;
+                        if (access(candidate, X_OK) == 0) {
+                                *ret = candidate;
+                                return 0;
+                        }
+                        free(candidate);
+                }
+                p += n + (p[n] == ':');
+        }
+        return -ENOENT;
+}
+
+/* The errno whose text ends the last line of msg after ':' or ' ', the
+ * longest if several do; else ENOEXEC for kexec-tools' own "not a kernel I
+ * know" message; 0 when none applies. */
+static int errno_from_message(const char *msg) {
+        const char *line = strrchr(msg, '\n');
+        size_t n, best_len = 0;
+        int best = 0;
+
+        if (strstr(msg, "Cannot determine the file type"))
+                return ENOEXEC;
+        line = line ? line + 1 : msg;
+        n = strlen(line);
+        for (int e = 1; e < 4096; e++) {
+                const char *text = strerrordesc_np(e);
+                size_t k;
+
+                if (!text)
+                        continue;
+                k = strlen(text);
+                if (k < n && k > best_len && strcmp(line + n - k, text) == 0 &&
+                    (line[n - k - 1] == ':' || line[n - k - 1] == ' ')) {
+                        best = e;
+                        best_len = k;
+                }
+        }
+        return best;
+}
+
+/* Drops trailing whitespace. */
+static void strip_trailing(char *s) {
+        size_t n = strlen(s);
+
+        while (n > 0 && isspace((unsigned char) s[n - 1]))
+                s[--n] = 0;
+}
+
+/* Reads fd to EOF, keeping the first MESSAGE_MAX bytes, NUL-terminated. */
+static int read_output(int fd, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        char drop[512];
+        size_t size = 0;
+
+        buf = malloc(MESSAGE_MAX + 1);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                char *p = size < MESSAGE_MAX ? buf + size : drop;
+                size_t room = size < MESSAGE_MAX ? MESSAGE_MAX - size : sizeof(drop);
+                ssize_t k = read(fd, p, room);
+
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                if (p != drop)
+                        size += (size_t) k;
+        }
+        buf[size] = 0;
+        strip_trailing(buf);
+        *ret = buf;
+        buf = NULL;
+        return 0;
+}
+
+static int spawn(const char *binary, char *const argv[], int stderr_fd, pid_t *ret_pid) {
+        posix_spawn_file_actions_t actions;
+        posix_spawnattr_t attr;
+        sigset_t none, all;
+        int r;
+
+        sigemptyset(&none);
+        sigfillset(&all);
+        r = posix_spawn_file_actions_init(&actions);
+        if (r != 0)
+                return -r;
+        r = posix_spawnattr_init(&attr);
+        if (r != 0) {
+                posix_spawn_file_actions_destroy(&actions);
+                return -r;
+        }
+        r = posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+        if (r == 0)
+                r = posix_spawn_file_actions_adddup2(&actions, stderr_fd, STDERR_FILENO);
+        if (r == 0)
+                r = posix_spawnattr_setsigmask(&attr, &none);
+        if (r == 0)
+                r = posix_spawnattr_setsigdefault(&attr, &all);
+        if (r == 0)
+                r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+        if (r == 0)
+                r = posix_spawn(ret_pid, binary, &actions, &attr, argv, environ);
+        posix_spawnattr_destroy(&attr);
+        posix_spawn_file_actions_destroy(&actions);
+        return -r;
+}
+
+/* Runs argv (argv[0] looked up as find_executable() does) and waits for
+ * it.  Returns 0 when it exits 0; otherwise the errno its message names or
+ * -EIO, with the message in *ret_error (if non-NULL). */
+static int run(char *const argv[], char **ret_error) {
+        _cleanup_free_ char *binary = NULL, *output = NULL;
+        _cleanup_close_ int out_fd = -EBADF;
+        int pipe_fds[2], status, r;
+        pid_t pid;
+
+        if (ret_error)
+                *ret_error = NULL;
+
+        r = find_executable(argv[0], &binary);
+        if (r < 0) {
+                set_error(ret_error, "%s not found in PATH or %s", argv[0], DEFAULT_PATH);
+                return r;
+        }
+        if (pipe2(pipe_fds, O_CLOEXEC) < 0) {
+                r = -errno;
+                set_error(ret_error, "Failed to create a pipe for %s: %s", binary, strerror(-r));
+                return r;
+        }
+        out_fd = pipe_fds[0];
+        r = spawn(binary, argv, pipe_fds[1], &pid);
+        (void) close(pipe_fds[1]);
+        if (r < 0) {
+                set_error(ret_error, "Failed to start %s: %s", binary, strerror(-r));
+                return r;
+        }
+
+        r = read_output(out_fd, &output);
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR) {
+                        r = -errno;
+                        set_error(ret_error, "Failed to wait for %s (pid %jd): %s", binary, (intmax_t) pid,
+                                  strerror(-r));
+                        return r;
+                }
+        if (r < 0) {
+                set_error(ret_error, "Failed to read the output of %s: %s", binary, strerror(-r));
+                return r;
+        }
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+                return 0;
+
+        r = errno_from_message(output);
+        if (WIFSIGNALED(status))
+                set_error(ret_error, "%s killed by signal SIG%s%s%s", binary,
+                          sigabbrev_np(WTERMSIG(status)) ?: "?", *output ? ": " : "", output);
+        else if (*output)
+                set_error(ret_error, "%s", output);
+        else
+                set_error(ret_error, "%s exited with status %d", binary, WEXITSTATUS(status));
+        return r > 0 ? -r : -EIO;
+}
+
+int kexec_load_kernel(const char *kernel, const char *initrd, const char *cmdline, char **ret_error) {
+        _cleanup_free_ char *initrd_arg = NULL, *cmdline_arg = NULL;
+
+        if (ret_error)
+                *ret_error = NULL;
+        if (!kernel || !cmdline) {
+                set_error(ret_error, "kexec_load_kernel() needs a kernel and a command line");
+                return -EINVAL;
+        }
+        if ((initrd && asprintf(&initrd_arg, "--initrd=%s", initrd) < 0) ||
+            asprintf(&cmdline_arg, "--command-line=%s", cmdline) < 0)
+                return -ENOMEM;
+
+        char *argv[] = {
+                (char *) "kexec", (char *) "-s", (char *) "-l", (char *) kernel, cmdline_arg,
+                initrd_arg, /* NULL without an initrd: ends argv there */
+                NULL,
+        };
+        return run(argv, ret_error);
+}
+
+int kexec_unload(void) {
+        char *argv[] = { (char *) "kexec", (char *) "-s", (char *) "-u", NULL };
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = run(argv, &error);
+        if (r < 0)
+                return log_error_errno(r, "Failed to unload the kexec kernel (kexec -s -u): %s",
+                                       error ?: "out of memory");
+        return 0;
+}
+
+int kexec_execute(bool via_systemd) {
+        char *kexec_argv[] = { (char *) "kexec", (char *) "-e", NULL };
+        char *systemctl_argv[] = { (char *) "systemctl", (char *) "kexec", NULL };
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        if (via_systemd) {
+                r = run(systemctl_argv, &error);
+                if (r < 0)
+                        return log_error_errno(r, "systemctl kexec failed: %s", error ?: "out of memory");
+                return 0;
+        }
+        r = run(kexec_argv, &error);
+        if (r == 0)
+                return log_error_errno(-EIO, "kexec -e exited 0 without booting the loaded kernel");
+        return log_error_errno(r, "kexec -e failed: %s", error ?: "out of memory");
+}
+
+/* Reads a small text file whole, NUL-terminated. */
+static int read_text_file(const char *path, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t size = 0;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return log_error_errno(-errno, "Failed to open %s: %m", path);
+        buf = malloc(CMDLINE_MAX + 1);
+        if (!buf)
+                return log_error_errno(-ENOMEM, "Failed to allocate a buffer for %s: %m", path);
+        for (;;) {
+                ssize_t k;
+
+                if (size == CMDLINE_MAX)
+                        return log_error_errno(-EFBIG, "%s is longer than %d bytes", path, CMDLINE_MAX);
+                k = read(fd, buf + size, CMDLINE_MAX - size);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return log_error_errno(-errno, "Failed to read %s: %m", path);
+                }
+                if (k == 0)
+                        break;
+                size += (size_t) k;
+        }
+        buf[size] = 0;
+        *ret = buf;
+        buf = NULL;
+        return 0;
+}
+
+int kexec_loaded(void) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = read_text_file("/sys/kernel/kexec_loaded", &text);
+        if (r < 0)
+                return r;
+        strip_trailing(text);
+        if (strcmp(text, "1") == 0)
+                return 1;
+        if (strcmp(text, "0") == 0)
+                return 0;
+        return -EBADMSG;
+}
+
+/* Lowercase "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", n bytes long. */
+static bool uuid_valid(const char *s, size_t n) {
+        if (n != LUOD_UUID_STRING_MAX - 1)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+
+                if (dash ? s[i] != '-' : !((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+                        return false;
+        }
+        return true;
+}
+
+/* The next word of a kernel command line at *p: skips whitespace, then
+ * returns the word's start and length (0 at the end) and advances *p past
+ * it.  Whitespace inside double quotes belongs to the word. */
+static size_t next_word(const char **p, const char **ret_start) {
+        const char *s = *p;
+        bool quoted = false;
+        size_t n = 0;
+
+        while (isspace((unsigned char) *s))
+                s++;
+        while (s[n] && (quoted || !isspace((unsigned char) s[n]))) {
+                if (s[n] == '"')
+                        quoted = !quoted;
+                n++;
+        }
+        *ret_start = s;
+        *p = s + n;
+        return n;
+}
+
+static bool is_update_id_word(const char *w, size_t n) {
+        size_t k = strlen(UPDATE_ID_PARAM "=");
+
+        return n >= k && strncmp(w, UPDATE_ID_PARAM "=", k) == 0;
+}
+
+int kernel_cmdline_with_update_id(const char *base, const char *update_id, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        const char *p = base ?: "", *w;
+        size_t n, len = 0;
+
+        if (!update_id || !uuid_valid(update_id, strlen(update_id)))
+                return -EINVAL;
+        /* The result is never longer than base + one space + the new word. */
+        buf = malloc(strlen(p) + 1 + strlen(UPDATE_ID_PARAM "=") + LUOD_UUID_STRING_MAX);
+        if (!buf)
+                return -ENOMEM;
+        while ((n = next_word(&p, &w)) > 0) {
+                if (is_update_id_word(w, n))
+                        continue;
+                memcpy(buf + len, w, n);
+                len += n;
+                buf[len++] = ' ';
+        }
+        sprintf(buf + len, "%s=%s", UPDATE_ID_PARAM, update_id);
+
+        *ret = buf;
+        buf = NULL;
+        return 0;
+}
+
+int kernel_cmdline_get_update_id(const char *proc_cmdline, char ret[static LUOD_UUID_STRING_MAX]) {
+        _cleanup_free_ char *text = NULL;
+        const char *p, *w, *value = NULL;
+        size_t n, value_len = 0, k = strlen(UPDATE_ID_PARAM "=");
+        int r;
+
+        if (!proc_cmdline) {
+                r = read_text_file("/proc/cmdline", &text);
+                if (r < 0)
+                        return r;
+                proc_cmdline = text;
+        }
+        p = proc_cmdline;
+        while ((n = next_word(&p, &w)) > 0)
+                if (is_update_id_word(w, n)) {
+                        value = w + k;
+                        value_len = n - k;
+                }
+        if (!value)
+                return -ENOENT;
+        if (!uuid_valid(value, value_len))
+                return -EINVAL;
+        memcpy(ret, value, value_len);
+        ret[value_len] = 0;
+        return 0;
+}

@@ -1,0 +1,615 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "kexec.h"
+#include "log.h"
+#include "manager.h"
+#include "preserve.h"
+#include "report.h"
+#include "restore.h"
+#include "sriov.h"
+#include "state.h"
+#include "tsc.h"
+
+/* Read at the top of main(): when luod started in this kernel. */
+extern uint64_t luod_start_tsc, luod_start_boottime_us;
+
+static const char *const initrd_state_paths[] = {
+        "/run/luod/state.luod-state",   /* moved there by the initramfs-tools hook */
+        "/luod/state.luod-state",       /* still in the initramfs (no switch_root) */
+};
+
+static inline void json_object_putp(json_object **o) {
+        json_object_put(*o);
+}
+
+static uint64_t realtime_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
+}
+
+static int stamp(LuodState *s, const char *name) {
+        return luod_state_add_timestamp(s, name, tsc_read(), realtime_ns());
+}
+
+/* Reads a small text file's first line into buf (newline stripped). */
+static int read_line(const char *path, char *buf, size_t size) {
+        FILE *f = fopen(path, "re");
+        int r = 0;
+
+        if (!f)
+                return -errno;
+        if (!fgets(buf, (int) size, f))
+                r = ferror(f) ? -EIO : -ENODATA;
+        fclose(f);
+        if (r == 0)
+                buf[strcspn(buf, "\n")] = '\0';
+        return r;
+}
+
+static int set_string(char **p, const char *v) {
+        char *c = strdup(v ?: "");
+
+        if (!c)
+                return -ENOMEM;
+        free(*p);
+        *p = c;
+        return 0;
+}
+
+static void set_state(Manager *m, const char *state, const char *error) {
+        (void) set_string(&m->state, state);
+        if (error)
+                (void) set_string(&m->last_error, error);
+        if (m->bus)
+                (void) sd_bus_emit_properties_changed(m->bus, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE,
+                                                      "State", "LastError", "UpdateId", NULL);
+}
+
+/* update_id, kernel release, boot id and TSC rate of this kernel. */
+static int state_fill_header(LuodState *s) {
+        struct utsname u;
+        int r;
+
+        r = read_line("/proc/sys/kernel/random/uuid", s->update_id, sizeof(s->update_id));
+        if (r >= 0)
+                r = read_line("/proc/sys/kernel/random/boot_id", s->old_boot_id, sizeof(s->old_boot_id));
+        if (r < 0)
+                return log_error_errno(r, "Failed to read a UUID from /proc/sys/kernel/random: %m");
+        if (uname(&u) < 0)
+                return -errno;
+        s->old_kernel_release = strdup(u.release);
+        if (!s->old_kernel_release)
+                return -ENOMEM;
+        s->tsc_khz = tsc_calibrate_khz(20000);
+        return 0;
+}
+
+static int state_buffer(const LuodState *s, char **ret, size_t *ret_size) {
+        int r = luod_state_serialize(s, ret, ret_size);
+        if (r < 0)
+                return log_error_errno(r, "Failed to serialize the state of update %s: %m", s->update_id);
+        return 0;
+}
+
+static const char *lockdown_mode(char *buf, size_t size) {
+        char *a, *b;
+
+        if (read_line("/sys/kernel/security/lockdown", buf, size) < 0)
+                return "unknown";
+        a = strchr(buf, '[');
+        b = a ? strchr(a, ']') : NULL;
+        if (!a || !b)
+                return "unknown";
+        *b = '\0';
+        return a + 1;
+}
+
+/* "luo" when /dev/liveupdate can be opened now; else why not is logged. */
+static bool luo_available(void) {
+        int fd = open("/dev/liveupdate", O_RDWR | O_CLOEXEC);
+
+        if (fd >= 0) {
+                close(fd);
+                return true;
+        }
+        if (errno == EBUSY)
+                log_info("/dev/liveupdate is held by another owner (EBUSY), e.g. systemd >= 261; "
+                         "falling through to the next backend");
+        else if (errno != ENOENT)
+                log_warning_errno(-errno, "Cannot open /dev/liveupdate, falling through: %m");
+        return false;
+}
+
+static json_object *plan_build(const LuodState *s, const char *kernel, const char *initrd,
+                               const char *cmdline, const char *backend, const char *lockdown) {
+        json_object *o = json_object_new_object(), *pfs = json_object_new_array();
+        char bdf[PCI_BDF_STRING_MAX];
+
+        json_object_object_add(o, "update_id", json_object_new_string(s->update_id));
+        json_object_object_add(o, "kernel", json_object_new_string(kernel));
+        json_object_object_add(o, "initrd", *initrd ? json_object_new_string(initrd) : NULL);
+        json_object_object_add(o, "cmdline", json_object_new_string(cmdline));
+        json_object_object_add(o, "backend", json_object_new_string(backend));
+        json_object_object_add(o, "lockdown", json_object_new_string(lockdown));
+        for (size_t i = 0; i < s->n_pfs; i++) {
+                const PfRecord *pf = &s->pfs[i];
+                json_object *p = json_object_new_object();
+                size_t bound = 0;
+
+                for (size_t j = 0; j < pf->n_vfs; j++)
+                        bound += pf->vfs[j].driver != NULL;
+                json_object_object_add(p, "bdf", json_object_new_string(pci_bdf_format(&pf->bdf, bdf)));
+                json_object_object_add(p, "identity", json_object_new_string(pf->identity ?: ""));
+                json_object_object_add(p, "driver", pf->driver ? json_object_new_string(pf->driver) : NULL);
+                json_object_object_add(p, "numvfs", json_object_new_int64(pf->numvfs));
+                json_object_object_add(p, "totalvfs", json_object_new_int64(pf->totalvfs));
+                json_object_object_add(p, "bound_vfs", json_object_new_int64((int64_t) bound));
+                json_object_array_add(pfs, p);
+        }
+        json_object_object_add(o, "pfs", pfs);
+        return o;
+}
+
+static void pending_drop(Manager *m) {
+        if (m->luo_out_fd >= 0) {
+                close(m->luo_out_fd);   /* unpreserves the memfd */
+                m->luo_out_fd = -EBADF;
+        }
+        if (m->pending_backend && strcmp(m->pending_backend, "file") == 0)
+                (void) file_remove(m->state_dir);
+        if (m->pending_initrd)
+                (void) unlink(m->pending_initrd);
+        free(m->pending_initrd);
+        m->pending_initrd = NULL;
+        free(m->pending_backend);
+        m->pending_backend = NULL;
+        luod_state_free(&m->pending);
+}
+
+static int on_execute(sd_event_source *s, void *userdata) {
+        Manager *m = userdata;
+        char msg[256];
+        int r;
+
+        sd_event_source_unref(s);
+        (void) sd_bus_flush(m->bus);
+        log_info("Update %s: kexec%s", m->pending.update_id, m->pending_via_systemd ? " via systemctl" : " -e");
+        r = kexec_execute(m->pending_via_systemd);
+        if (r >= 0 && m->pending_via_systemd) {
+                set_state(m, "executing", NULL);
+                return 0;
+        }
+        /* kexec -e returned: still on the old kernel, VFs untouched. */
+        snprintf(msg, sizeof(msg), "kexec of update %s failed: %s; still on the old kernel, "
+                 "nothing changed", m->pending.update_id, strerror(r < 0 ? -r : EIO));
+        log_error("%s", msg);
+        (void) kexec_unload();
+        pending_drop(m);
+        set_state(m, "failed", msg);
+        return 0;
+}
+
+static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        _cleanup_luod_state_ LuodState s = {};
+        _cleanup_free_ char *buf = NULL, *cmdline = NULL, *kerror = NULL, *out = NULL;
+        const char *kernel, *initrd, *cmdline_arg, *backend;
+        char proc_cmdline[4096], lockbuf[128];
+        size_t size;
+        uint64_t flags;
+        int r;
+
+        r = sd_bus_message_read(msg, "ssst", &kernel, &initrd, &cmdline_arg, &flags);
+        if (r < 0)
+                return r;
+        if (flags & ~UPDATE_FLAGS_ALL)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Unknown flags 0x%" PRIx64,
+                                         flags & ~UPDATE_FLAGS_ALL);
+        if (!*kernel || kernel[0] != '/')
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "Kernel image must be an absolute path, got '%s'", kernel);
+        if (*initrd && initrd[0] != '/')
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "Initrd must be an absolute path, got '%s'", initrd);
+        if (m->pending.update_id[0])
+                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED,
+                                         "Update %s is already loaded", m->pending.update_id);
+
+        /* Preflight: everything that can fail fails before the blackout. */
+        if (access(kernel, R_OK) < 0)
+                return sd_bus_error_set_errnof(error, errno, "Kernel image %s: %m", kernel);
+        if (*initrd && access(initrd, R_OK) < 0)
+                return sd_bus_error_set_errnof(error, errno, "Initrd %s: %m", initrd);
+        const char *lockdown = lockdown_mode(lockbuf, sizeof(lockbuf));
+
+        r = state_fill_header(&s);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Preparing the update state: %m");
+        stamp(&s, "snapshot-start");
+        r = sriov_scan(&s);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Scanning the SR-IOV PFs: %m");
+        stamp(&s, "snapshot-end");
+        for (size_t i = 0; i < s.n_pfs; i++)
+                if (s.pfs[i].numvfs > s.pfs[i].totalvfs)
+                        return sd_bus_error_set_errnof(error, ERANGE, "PF %s: sriov_numvfs %u > sriov_totalvfs %u",
+                                                       s.pfs[i].identity, s.pfs[i].numvfs, s.pfs[i].totalvfs);
+
+        backend = luo_available() ? "luo" : *initrd ? "initrd" : "file";
+
+        if (*cmdline_arg)
+                r = kernel_cmdline_with_update_id(cmdline_arg, s.update_id, &cmdline);
+        else {
+                r = read_line("/proc/cmdline", proc_cmdline, sizeof(proc_cmdline));
+                if (r >= 0)
+                        r = kernel_cmdline_with_update_id(proc_cmdline, s.update_id, &cmdline);
+        }
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Building the kernel command line: %m");
+
+        _cleanup_(json_object_putp) json_object *plan =
+                plan_build(&s, kernel, initrd, cmdline, backend, lockdown);
+        if (!plan)
+                return -ENOMEM;
+        if (flags & UPDATE_DRY_RUN)
+                return sd_bus_reply_method_return(msg, "ss", s.update_id,
+                                                  json_object_to_json_string_ext(plan, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+
+        set_state(m, "preparing", NULL);
+        if (strcmp(backend, "initrd") == 0) {
+                /* The state rides in the initrd: persist before the load. */
+                stamp(&s, "persist-start");
+                if (asprintf(&out, "/run/luod/initrd-%s", s.update_id) < 0)
+                        return -ENOMEM;
+                (void) mkdir("/run/luod", 0700);
+                r = state_buffer(&s, &buf, &size);
+                if (r >= 0)
+                        r = initrd_append_state(initrd, out, buf, size);
+                if (r < 0) {
+                        set_state(m, "idle", NULL);
+                        return sd_bus_error_set_errnof(error, -r, "Appending the state to %s as %s: %m", initrd, out);
+                }
+        }
+
+        stamp(&s, "kexec-load-start");
+        r = kexec_load_kernel(kernel, out ?: (*initrd ? initrd : NULL), cmdline, &kerror);
+        if (r < 0) {
+                if (out)
+                        (void) unlink(out);
+                set_state(m, "idle", NULL);
+                return sd_bus_error_set_errnof(error, -r, "kexec_file_load refused %s: %s", kernel,
+                                               kerror ?: strerror(-r));
+        }
+        stamp(&s, "kexec-load-end");
+
+        if (strcmp(backend, "initrd") != 0) {
+                /* Last step before kexec -e: the state carries every
+                 * timestamp up to here. */
+                stamp(&s, "persist-start");
+                free(buf);
+                buf = NULL;
+                r = state_buffer(&s, &buf, &size);
+                if (r >= 0 && strcmp(backend, "luo") == 0) {
+                        r = luo_preserve(buf, size, &m->luo_out_fd);
+                        if (r < 0) {
+                                log_warning_errno(r, "Preserving the state in LUO failed, using %s/state.luod-state: %m",
+                                                  m->state_dir);
+                                backend = "file";
+                        }
+                }
+                if (r >= 0 && strcmp(backend, "file") == 0)
+                        r = file_preserve(m->state_dir, buf, size);
+                if (r < 0) {
+                        (void) kexec_unload();
+                        set_state(m, "idle", NULL);
+                        return sd_bus_error_set_errnof(error, -r, "Persisting the state (%s): %m", backend);
+                }
+        }
+
+        m->pending = s;
+        s = (LuodState) {};
+        m->pending_backend = strdup(backend);
+        m->pending_initrd = out;
+        out = NULL;
+        m->pending_via_systemd = flags & UPDATE_VIA_SYSTEMD;
+        (void) set_string(&m->update_id, m->pending.update_id);
+        json_object_object_add(plan, "backend", json_object_new_string(backend));
+        set_state(m, "loaded", "");
+
+        r = sd_bus_reply_method_return(msg, "ss", m->pending.update_id,
+                                       json_object_to_json_string_ext(plan, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+        if (r < 0)
+                return r;
+        return sd_event_add_defer(m->event, NULL, on_execute, m);
+}
+
+static int method_get_inventory(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_luod_state_ LuodState s = {};
+        _cleanup_free_ char *buf = NULL;
+        size_t size;
+        int r;
+
+        r = state_fill_header(&s);
+        if (r >= 0)
+                r = sriov_scan(&s);
+        if (r >= 0)
+                r = luod_state_serialize(&s, &buf, &size);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Reading the SR-IOV inventory: %m");
+        /* The body: everything after the header line. */
+        const char *body = memchr(buf, '\n', size);
+        _cleanup_free_ char *text = strndup(body + 1, size - (size_t) (body + 1 - buf));
+        if (!text)
+                return -ENOMEM;
+        return sd_bus_reply_method_return(msg, "s", text);
+}
+
+static int method_get_report(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        _cleanup_(json_object_putp) json_object *loaded = NULL;
+        char path[PATH_MAX];
+
+        if (!m->report) {
+                snprintf(path, sizeof(path), "%s/report.json", m->state_dir);
+                loaded = json_object_from_file(path);
+                if (!loaded)
+                        return sd_bus_error_set_errnof(error, ENOENT, "No update report in %s", path);
+        }
+        return sd_bus_reply_method_return(msg, "s", json_object_to_json_string_ext(
+                                                  m->report ?: loaded, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+}
+
+static int method_discard(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        int r;
+
+        if (m->pending.update_id[0]) {
+                log_info("Discarding loaded update %s", m->pending.update_id);
+                (void) kexec_unload();
+                pending_drop(m);
+        }
+        if (m->luo_in_fd >= 0) {
+                r = luo_finish(m->luo_in_fd);
+                if (r < 0)
+                        return sd_bus_error_set_errnof(error, -r, "FINISH on the retrieved LUO session: %m");
+                close(m->luo_in_fd);
+                m->luo_in_fd = -EBADF;
+        }
+        r = file_remove(m->state_dir);
+        if (r < 0 && r != -ENOENT)
+                return sd_bus_error_set_errnof(error, -r, "Removing %s/state.luod-state: %m", m->state_dir);
+        for (size_t i = 0; i < ELEMENTSOF(initrd_state_paths); i++)
+                (void) unlink(initrd_state_paths[i]);
+        m->state_kept = false;
+        set_state(m, "idle", "");
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+static int check_root(sd_bus_message *msg, sd_bus_error *error) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        uid_t uid;
+        int r;
+
+        r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID, &creds);
+        if (r >= 0)
+                r = sd_bus_creds_get_euid(creds, &uid);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Cannot identify the caller: %m");
+        if (uid != 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED, "Only root may %s",
+                                         sd_bus_message_get_member(msg));
+        return 0;
+}
+
+static int method_update_checked(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        int r = check_root(msg, error);
+        return r < 0 ? r : method_update(msg, userdata, error);
+}
+
+static int method_discard_checked(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        int r = check_root(msg, error);
+        return r < 0 ? r : method_discard(msg, userdata, error);
+}
+
+static int property_get_version(sd_bus *bus, const char *path, const char *interface,
+                                const char *property, sd_bus_message *reply,
+                                void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", PACKAGE_VERSION);
+}
+
+static const sd_bus_vtable manager_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("State", "s", NULL, offsetof(Manager, state), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("UpdateId", "s", NULL, offsetof(Manager, update_id), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("LastError", "s", NULL, offsetof(Manager, last_error), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_METHOD_WITH_ARGS("GetInventory", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", inventory),
+                                method_get_inventory, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Update",
+                                SD_BUS_ARGS("s", kernel, "s", initrd, "s", cmdline, "t", flags),
+                                SD_BUS_RESULT("s", update_id, "s", plan),
+                                method_update_checked, 0),
+        SD_BUS_METHOD_WITH_ARGS("GetReport", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", report),
+                                method_get_report, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("Discard", NULL, NULL, method_discard_checked, 0),
+        SD_BUS_VTABLE_END
+};
+
+int manager_add_bus_object(Manager *m) {
+        int r = sd_bus_add_object_vtable(m->bus, NULL, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE,
+                                         manager_vtable, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add object %s: %m", LUOD_OBJECT_PATH);
+        return 0;
+}
+
+/* ---- restore at start -------------------------------------------------- */
+
+static int retrieve(Manager *m, char **buf, size_t *size, const char **backend) {
+        int r;
+
+        r = luo_retrieve(buf, size, &m->luo_in_fd);
+        if (r >= 0) {
+                *backend = "luo";
+                return 0;
+        }
+        if (r != -ENOENT)
+                log_warning_errno(r, "Retrieving the LUO session \"luod\" failed, trying the next backend: %m");
+        for (size_t i = 0; i < ELEMENTSOF(initrd_state_paths); i++) {
+                r = initrd_find_state(initrd_state_paths[i], buf, size);
+                if (r >= 0) {
+                        *backend = "initrd";
+                        return 0;
+                }
+        }
+        r = file_retrieve(m->state_dir, buf, size);
+        if (r >= 0) {
+                *backend = "file";
+                return 0;
+        }
+        return r;
+}
+
+/* Keeps a refused or failed state: a LUO-held state also goes to the file
+ * backend, since the kernel finishes a session whose fd closes. */
+static void keep_state(Manager *m, const char *backend, const char *buf, size_t size) {
+        char path[PATH_MAX];
+        int r;
+
+        m->state_kept = true;
+        snprintf(path, sizeof(path), "%s/state.luod-state", m->state_dir);
+        if (strcmp(backend, "file") == 0 || access(path, F_OK) == 0)
+                return;
+        r = file_preserve(m->state_dir, buf, size);
+        if (r < 0)
+                log_error_errno(r, "Failed to keep a copy of the preserved state in %s: %m", path);
+        else
+                log_info("Kept a copy of the preserved state in %s", path);
+}
+
+static int write_report(Manager *m, const char *update_id) {
+        char dir[PATH_MAX], path[PATH_MAX + 64], tmp[PATH_MAX + 72];
+
+        snprintf(dir, sizeof(dir), "%s/reports", m->state_dir);
+        (void) mkdir(m->state_dir, 0700);
+        (void) mkdir(dir, 0755);
+        snprintf(path, sizeof(path), "%s/%s.json", dir, update_id);
+        if (json_object_to_file_ext(path, m->report, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED) < 0)
+                return log_error_errno(-EIO, "Failed to write %s: %s", path, json_util_get_last_err());
+        snprintf(path, sizeof(path), "%s/report.json", m->state_dir);
+        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+        if (json_object_to_file_ext(tmp, m->report, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED) < 0 || rename(tmp, path) < 0)
+                return log_error_errno(-EIO, "Failed to write %s", path);
+        return 0;
+}
+
+int manager_restore_at_start(Manager *m) {
+        _cleanup_luod_state_ LuodState s = {};
+        _cleanup_free_ char *buf = NULL, *perr = NULL;
+        const char *backend = NULL;
+        char cmdline[4096], id[LUOD_UUID_STRING_MAX], msg[512];
+        PfRestore *pfs = NULL;
+        size_t size;
+        int r;
+
+        r = retrieve(m, &buf, &size, &backend);
+        if (r == -ENOENT) {
+                log_info("No preserved state: nothing to restore");
+                return 0;
+        }
+        if (r < 0)
+                return log_error_errno(r, "Failed to look for a preserved state: %m");
+
+        r = luod_state_parse(buf, size, &s, &perr);
+        if (r < 0) {
+                snprintf(msg, sizeof(msg), "Refusing the preserved state from %s: %s (%s); kept",
+                         backend, perr ?: "?", strerror(-r));
+                log_error("%s", msg);
+                keep_state(m, backend, buf, size);
+                set_state(m, "failed", msg);
+                return r;
+        }
+        (void) set_string(&m->update_id, s.update_id);
+        r = read_line("/proc/cmdline", cmdline, sizeof(cmdline));
+        if (r >= 0)
+                r = kernel_cmdline_get_update_id(cmdline, id);
+        if (r < 0 || strcmp(id, s.update_id) != 0) {
+                snprintf(msg, sizeof(msg), "Refusing the preserved state of update %s from %s: "
+                         "this boot's command line has %s%s (a cold boot?); kept, see luoctl discard",
+                         s.update_id, backend, r < 0 ? "no luod.update_id" : "luod.update_id=",
+                         r < 0 ? "" : id);
+                log_error("%s", msg);
+                keep_state(m, backend, buf, size);
+                set_state(m, "failed", msg);
+                return -ESTALE;
+        }
+
+        log_info("Restoring update %s from %s: %zu PFs", s.update_id, backend, s.n_pfs);
+        set_state(m, "restoring", NULL);
+        RestoreOptions opt = RESTORE_OPTIONS_DEFAULT;
+        int rr = restore_all(&s, &opt, &pfs);
+        if (rr == -ENOMEM)
+                return log_error_errno(rr, "Restore of update %s: %m", s.update_id);
+        uint64_t end_tsc = tsc_read();
+
+        m->report = report_build(&s, backend, pfs, luod_start_tsc, luod_start_boottime_us, end_tsc);
+        if (m->report)
+                (void) write_report(m, s.update_id);
+        size_t failed = 0;
+        for (size_t i = 0; i < s.n_pfs; i++)
+                failed += pfs[i].error != 0;
+        restore_results_free(pfs, s.n_pfs);
+
+        if (rr < 0) {
+                snprintf(msg, sizeof(msg), "Restore of update %s: %zu of %zu PFs failed; state kept "
+                         "(luoctl report, luoctl discard)", s.update_id, failed, s.n_pfs);
+                log_error("%s", msg);
+                keep_state(m, backend, buf, size);
+                set_state(m, "failed", msg);
+                return rr;
+        }
+
+        /* Complete: drop the preserved state. */
+        if (m->luo_in_fd >= 0) {
+                r = luo_finish(m->luo_in_fd);
+                if (r < 0)
+                        log_warning_errno(r, "FINISH on the LUO session failed: %m");
+                close(m->luo_in_fd);
+                m->luo_in_fd = -EBADF;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(initrd_state_paths); i++)
+                (void) unlink(initrd_state_paths[i]);
+        r = file_remove(m->state_dir);
+        if (r < 0 && r != -ENOENT)
+                log_warning_errno(r, "Failed to remove %s/state.luod-state: %m", m->state_dir);
+        log_info("Restored update %s: %zu PFs", s.update_id, s.n_pfs);
+        set_state(m, "restored", "");
+        return 0;
+}
+
+void manager_done(Manager *m) {
+        if (m->luo_out_fd >= 0)
+                close(m->luo_out_fd);
+        if (m->luo_in_fd >= 0)
+                close(m->luo_in_fd);
+        free(m->pending_initrd);
+        free(m->pending_backend);
+        luod_state_free(&m->pending);
+        json_object_put(m->report);
+        free(m->state);
+        free(m->update_id);
+        free(m->last_error);
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <json-c/json.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "inventory.h"
+
+/* Update flags of org.luod1.Manager.Update (proto/org.luod1.Manager.xml). */
+#define UPDATE_DRY_RUN        (UINT64_C(1) << 0)
+#define UPDATE_VIA_SYSTEMD    (UINT64_C(1) << 1)
+#define UPDATE_FLAGS_ALL      (UPDATE_DRY_RUN | UPDATE_VIA_SYSTEMD)
+
+typedef struct Manager {
+        sd_event *event;
+        sd_bus *bus;
+        const char *state_dir;          /* /var/lib/luod: state file, reports */
+        char *state;                    /* "idle", "restoring", "restored", "loaded", "failed" */
+        char *update_id;                /* last or pending update, "" if none */
+        char *last_error;               /* "" if none */
+        json_object *report;            /* the last update's report, or NULL */
+
+        /* A loaded update waiting for kexec -e. */
+        LuodState pending;
+        int luo_out_fd;                 /* outgoing LUO session: unpreserves when closed */
+        char *pending_backend;
+        char *pending_initrd;           /* initrd with the appended state, removed on failure */
+        bool pending_via_systemd;
+
+        /* What the restore at start found; kept until restored or discarded. */
+        int luo_in_fd;                  /* retrieved LUO session, FINISH after a full restore */
+        bool state_kept;                /* a preserved state is still held */
+} Manager;
+
+/* Runs at start, before the bus name is taken: finds a preserved state
+ * (LUO session "luod", then /luod or /run/luod in the initramfs, then
+ * <state_dir>/state.luod-state), refuses it (kept, logged) when the kernel
+ * command line lacks its luod.update_id (a cold boot), it is corrupt or its
+ * major version is unknown; otherwise restores every PF in parallel, writes
+ * <state_dir>/reports/<update-id>.json and report.json, and drops the state
+ * only when every PF was restored.  Returns 0 (also when nothing was
+ * preserved), or a negative errno for a failed restore (the state is kept). */
+int manager_restore_at_start(Manager *m);
+
+/* Adds org.luod1.Manager at /org/luod1 to m->bus. */
+int manager_add_bus_object(Manager *m);
+
+void manager_done(Manager *m);

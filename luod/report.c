@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "report.h"
+
+static const StateTimestamp *ts_find(const LuodState *s, const char *name) {
+        for (size_t i = 0; i < s->n_timestamps; i++)
+                if (strcmp(s->timestamps[i].name, name) == 0)
+                        return &s->timestamps[i];
+        return NULL;
+}
+
+/* A duration in ms, printed with 0.1 ms resolution (json-c would print
+ * every digit of the double). */
+static json_object *ms_new(double ms) {
+        char buf[32];
+
+        snprintf(buf, sizeof(buf), "%.1f", ms);
+        return json_object_new_double_s(ms, buf);
+}
+
+static void add_phase(json_object *phases, const char *name, double ms) {
+        json_object *p = json_object_new_object();
+
+        json_object_object_add(p, "name", json_object_new_string(name));
+        json_object_object_add(p, "ms", ms_new(ms));
+        json_object_array_add(phases, p);
+}
+
+/* Milliseconds between two TSC readings. */
+static double tsc_ms(const LuodState *s, uint64_t a, uint64_t b) {
+        return b >= a ? (double) (b - a) / (double) s->tsc_khz : -1;
+}
+
+static void add_tsc_phase(json_object *phases, const LuodState *s, const char *name,
+                          const char *from, const char *to) {
+        const StateTimestamp *a = ts_find(s, from), *b = ts_find(s, to);
+
+        if (a && b && s->tsc_khz)
+                add_phase(phases, name, tsc_ms(s, a->tsc, b->tsc));
+}
+
+static double us_ms(uint64_t a, uint64_t b) {
+        return a && b >= a ? (double) (b - a) / 1000.0 : 0;
+}
+
+json_object *report_build(const LuodState *want, const char *backend, const PfRestore *pfs,
+                          uint64_t luod_start_tsc, uint64_t boottime_us, uint64_t restore_end_tsc) {
+        json_object *o = json_object_new_object(), *phases = json_object_new_array(),
+                    *jpfs = json_object_new_array();
+        const StateTimestamp *persist = ts_find(want, "persist-start");
+        struct utsname u;
+        char bdf[PCI_BDF_STRING_MAX];
+
+        if (!o || !phases || !jpfs) {
+                json_object_put(o);
+                json_object_put(phases);
+                json_object_put(jpfs);
+                return NULL;
+        }
+        (void) uname(&u);
+        json_object_object_add(o, "update_id", json_object_new_string(want->update_id));
+        json_object_object_add(o, "old_kernel", json_object_new_string(want->old_kernel_release ?: ""));
+        json_object_object_add(o, "new_kernel", json_object_new_string(u.release));
+        json_object_object_add(o, "backend", json_object_new_string(backend));
+        json_object_object_add(o, "tsc_khz", json_object_new_uint64(want->tsc_khz));
+        /* Without a TSC rate nothing spans the kexec; with the initrd
+         * backend the state was written before the kexec load, so the
+         * blackout figures include the load. */
+        json_object_object_add(o, "approximate", json_object_new_boolean(
+                want->tsc_khz == 0 || !ts_find(want, "kexec-load-end")));
+
+        add_tsc_phase(phases, want, "snapshot", "snapshot-start", "snapshot-end");
+        add_tsc_phase(phases, want, "kexec-load", "kexec-load-start", "kexec-load-end");
+        if (want->tsc_khz && persist) {
+                /* persist-start is the old kernel's last timestamp: the
+                 * state is written, then kexec -e; the new kernel started
+                 * boottime_us before luod did. */
+                double to_luod = tsc_ms(want, persist->tsc, luod_start_tsc);
+                double boot = (double) boottime_us / 1000.0;
+
+                add_phase(phases, "persist-and-kexec", to_luod - boot);
+                add_phase(phases, "kernel-boot-to-luod-start", boot);
+                add_phase(phases, "restore", tsc_ms(want, luod_start_tsc, restore_end_tsc));
+                add_phase(phases, "total-blackout", tsc_ms(want, persist->tsc, restore_end_tsc));
+        }
+        json_object_object_add(o, "phases", phases);
+
+        for (size_t i = 0; i < want->n_pfs; i++) {
+                const PfRestore *p = &pfs[i];
+                json_object *j = json_object_new_object();
+
+                json_object_object_add(j, "bdf", json_object_new_string(pci_bdf_format(&p->bdf, bdf)));
+                json_object_object_add(j, "recorded_bdf",
+                                       json_object_new_string(pci_bdf_format(&p->recorded_bdf, bdf)));
+                json_object_object_add(j, "identity", p->identity ? json_object_new_string(p->identity) : NULL);
+                json_object_object_add(j, "numvfs", json_object_new_int64(p->numvfs));
+                json_object_object_add(j, "result", json_object_new_string(p->error ? "failed" : "ok"));
+                json_object_object_add(j, "error", p->message ? json_object_new_string(p->message) : NULL);
+                json_object_object_add(j, "driver_wait_ms", ms_new(us_ms(p->start_us, p->driver_us)));
+                json_object_object_add(j, "enable_ms", ms_new(us_ms(p->driver_us, p->enabled_us)));
+                json_object_object_add(j, "settings_ms", ms_new(us_ms(p->enabled_us, p->settings_us)));
+                json_object_object_add(j, "bind_ms", ms_new(us_ms(p->settings_us, p->bound_us)));
+                json_object_object_add(j, "verify_ms", ms_new(us_ms(p->bound_us, p->verified_us)));
+                json_object_object_add(j, "total_ms", json_object_new_double(
+                        us_ms(p->start_us, p->verified_us ?: p->bound_us ?: p->start_us)));
+                json_object_array_add(jpfs, j);
+        }
+        json_object_object_add(o, "pfs", jpfs);
+        return o;
+}

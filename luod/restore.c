@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "macro.h"
+#include "restore.h"
+#include "sriov.h"
+
+uint64_t now_us(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+typedef struct Worker {
+        const PfRecord *want;
+        const PfRecord *now;    /* the PF as found at start, NULL if missing */
+        const RestoreOptions *opt;
+        PfRestore *result;
+        pthread_t thread;
+        bool started;
+} Worker;
+
+static int fail_pf(PfRestore *res, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail_pf(PfRestore *res, int r, const char *fmt, ...) {
+        char bdf[PCI_BDF_STRING_MAX];
+        _cleanup_free_ char *what = NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(&what, fmt, ap) < 0)
+                what = NULL;
+        va_end(ap);
+        res->error = r;
+        if (asprintf(&res->message, "PF %s (%s): %s: %s", pci_bdf_format(&res->bdf, bdf),
+                     res->identity ?: "?", what ?: "?", strerror(-r)) < 0)
+                res->message = NULL;
+        log_error("restore: %s", res->message ?: "out of memory");
+        return r;
+}
+
+static bool past_deadline(const Worker *w) {
+        return now_us() - w->result->start_us > w->opt->pf_deadline_usec;
+}
+
+/* The VF's BDF now: the virtfnN link of the PF. */
+static int vf_bdf_now(const PciBdf *pf, uint32_t index, PciBdf *ret) {
+        char bdf[PCI_BDF_STRING_MAX], path[PATH_MAX], target[PATH_MAX];
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/virtfn%u", pci_bdf_format(pf, bdf), index);
+        n = readlink(path, target, sizeof(target) - 1);
+        if (n < 0)
+                return -errno;
+        target[n] = '\0';
+        return pci_bdf_parse(strrchr(target, '/') ? strrchr(target, '/') + 1 : target, ret);
+}
+
+static int vf_clear_override(const PciBdf *vf) {
+        char bdf[PCI_BDF_STRING_MAX], path[PATH_MAX];
+        _cleanup_close_ int fd = -EBADF;
+
+        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver_override", pci_bdf_format(vf, bdf));
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, "\n", 1) != 1)
+                return -errno;
+        return 0;
+}
+
+static void *worker_run(void *userdata) {
+        Worker *w = userdata;
+        const PfRecord *want = w->want;
+        PfRestore *res = w->result;
+        char vfbdf[PCI_BDF_STRING_MAX];
+        int r;
+
+        res->start_us = now_us();
+        if (!w->now) {
+                fail_pf(res, -ENODEV, "not found by its identity");
+                return NULL;
+        }
+        res->bdf = w->now->bdf;
+
+        r = sriov_pf_wait_driver(&res->bdf, w->opt->driver_wait_usec);
+        if (r < 0) {
+                fail_pf(res, r, "waiting for its driver (%s)", want->driver ?: "any");
+                return NULL;
+        }
+        res->driver_us = now_us();
+
+        /* VFs appear unbound: a driver probe at VF creation would be thrown
+         * away by the binds below (docs/testbed.md: 127 VFs take 0.5 s
+         * unprobed vs 6.6 s probed under the vIOMMU). */
+        r = sriov_pf_set_autoprobe(&res->bdf, false);
+        if (r < 0) {
+                fail_pf(res, r, "writing sriov_drivers_autoprobe 0");
+                return NULL;
+        }
+        r = sriov_pf_set_numvfs(&res->bdf, want->numvfs);
+        if (r < 0) {
+                fail_pf(res, r, "writing sriov_numvfs %u", want->numvfs);
+                return NULL;
+        }
+        r = sriov_pf_wait_vfs(&res->bdf, want->numvfs, w->opt->vf_wait_usec);
+        if (r < 0) {
+                fail_pf(res, r, "waiting for %u VFs", want->numvfs);
+                return NULL;
+        }
+        res->enabled_us = now_us();
+
+        for (size_t i = 0; i < want->n_vfs; i++) {
+                const VfRecord *vf = &want->vfs[i];
+
+                if (!vf->settings.valid)
+                        continue;
+                if (!w->now->netdev) {
+                        fail_pf(res, -ENODEV, "VF %u has settings but the PF has no netdev", vf->index);
+                        return NULL;
+                }
+                r = sriov_vf_apply_settings(w->now->netdev, vf);
+                if (r < 0) {
+                        fail_pf(res, r, "applying VF %u settings through %s", vf->index, w->now->netdev);
+                        return NULL;
+                }
+        }
+        res->settings_us = now_us();
+
+        r = sriov_pf_set_autoprobe(&res->bdf, want->drivers_autoprobe);
+        if (r < 0) {
+                fail_pf(res, r, "writing sriov_drivers_autoprobe %d", want->drivers_autoprobe);
+                return NULL;
+        }
+        for (size_t i = 0; i < want->n_vfs; i++) {
+                const VfRecord *vf = &want->vfs[i];
+                PciBdf now;
+
+                if (past_deadline(w)) {
+                        fail_pf(res, -ETIMEDOUT, "deadline passed before binding VF %u", vf->index);
+                        return NULL;
+                }
+                if (!vf->driver && !vf->driver_override)
+                        continue;
+                r = vf_bdf_now(&res->bdf, vf->index, &now);
+                if (r < 0) {
+                        fail_pf(res, r, "reading virtfn%u", vf->index);
+                        return NULL;
+                }
+                /* Without autoprobe the PCI core probes a VF only through
+                 * driver_override: use the driver as a temporary override. */
+                bool temporary = !vf->driver_override && vf->driver && !want->drivers_autoprobe;
+                r = sriov_vf_bind(&now, temporary ? vf->driver : vf->driver_override, vf->driver);
+                if (r >= 0 && temporary)
+                        r = vf_clear_override(&now);
+                if (r < 0) {
+                        fail_pf(res, r, "binding VF %u (%s) to %s", vf->index,
+                                pci_bdf_format(&now, vfbdf), vf->driver ?: "(none)");
+                        return NULL;
+                }
+        }
+        res->bound_us = now_us();
+        return NULL;
+}
+
+static const PfRecord *find_pf(const LuodState *now, const PfRecord *want) {
+        const PfRecord *by_bdf = NULL;
+
+        for (size_t i = 0; i < now->n_pfs; i++) {
+                if (want->identity && now->pfs[i].identity &&
+                    strcmp(want->identity, now->pfs[i].identity) == 0)
+                        return &now->pfs[i];
+                if (pci_bdf_compare(&want->bdf, &now->pfs[i].bdf) == 0)
+                        by_bdf = &now->pfs[i];
+        }
+        /* The BDF is only a hint: it must also be the same kind of device. */
+        if (by_bdf && by_bdf->vendor == want->vendor && by_bdf->device == want->device &&
+            !(want->identity && strncmp(want->identity, "dsn:", 4) == 0))
+                return by_bdf;
+        return NULL;
+}
+
+void restore_results_free(PfRestore *pfs, size_t n) {
+        for (size_t i = 0; pfs && i < n; i++) {
+                free(pfs[i].identity);
+                free(pfs[i].message);
+        }
+        free(pfs);
+}
+
+int restore_all(const LuodState *want, const RestoreOptions *opt, PfRestore **ret_pfs) {
+        _cleanup_luod_state_ LuodState now = {}, after = {};
+        _cleanup_free_ Worker *workers = NULL;
+        PfRestore *res = NULL;
+        int r, failed = 0;
+
+        res = calloc(want->n_pfs ?: 1, sizeof(PfRestore));
+        workers = calloc(want->n_pfs ?: 1, sizeof(Worker));
+        if (!res || !workers) {
+                free(res);
+                return -ENOMEM;
+        }
+        r = sriov_scan(&now);
+        if (r < 0)
+                log_warning_errno(r, "restore: scanning the PFs failed, every PF will be missing: %m");
+
+        for (size_t i = 0; i < want->n_pfs; i++) {
+                res[i].recorded_bdf = res[i].bdf = want->pfs[i].bdf;
+                res[i].numvfs = want->pfs[i].numvfs;
+                res[i].identity = want->pfs[i].identity ? strdup(want->pfs[i].identity) : NULL;
+                workers[i] = (Worker) {
+                        .want = &want->pfs[i],
+                        .now = r >= 0 ? find_pf(&now, &want->pfs[i]) : NULL,
+                        .opt = opt,
+                        .result = &res[i],
+                };
+        }
+
+        unsigned width = opt->max_parallel ?: (unsigned) want->n_pfs;
+        for (size_t base = 0; base < want->n_pfs; base += width) {
+                size_t end = base + width < want->n_pfs ? base + width : want->n_pfs;
+
+                for (size_t i = base; i < end; i++) {
+                        int k = pthread_create(&workers[i].thread, NULL, worker_run, &workers[i]);
+                        if (k != 0)
+                                worker_run(&workers[i]);        /* run it here instead */
+                        else
+                                workers[i].started = true;
+                }
+                for (size_t i = base; i < end; i++)
+                        if (workers[i].started)
+                                pthread_join(workers[i].thread, NULL);
+        }
+
+        /* Read everything back once and compare PF by PF. */
+        r = sriov_scan(&after);
+        for (size_t i = 0; i < want->n_pfs; i++) {
+                _cleanup_free_ char *diff = NULL;
+                const PfRecord *have;
+
+                if (res[i].error == 0) {
+                        have = r >= 0 ? find_pf(&after, &want->pfs[i]) : NULL;
+                        if (!have)
+                                fail_pf(&res[i], r < 0 ? r : -ENODEV, "gone when read back");
+                        else if (sriov_pf_compare(&want->pfs[i], have, &diff) < 0)
+                                fail_pf(&res[i], -EUCLEAN, "differs when read back: %s", diff ?: "?");
+                        else
+                                res[i].verified_us = now_us();
+                }
+                if (res[i].error != 0)
+                        failed++;
+        }
+        *ret_pfs = res;
+        return failed ? -EUCLEAN : 0;
+}

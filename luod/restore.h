@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdint.h>
+
+#include "inventory.h"
+
+/* Per-PF outcome of a restore.  Times are CLOCK_MONOTONIC microseconds
+ * (this kernel; 0 = step not reached). */
+typedef struct PfRestore {
+        PciBdf recorded_bdf;    /* the PF's BDF in the old kernel */
+        PciBdf bdf;             /* where it is now (found by identity) */
+        char *identity;
+        uint32_t numvfs;
+        int error;              /* 0, or the negative errno of the failed step */
+        char *message;          /* what failed, naming the object; NULL on success */
+        uint64_t start_us;
+        uint64_t driver_us;     /* PF driver bound */
+        uint64_t enabled_us;    /* sriov_numvfs written, all VFs present */
+        uint64_t settings_us;   /* VF settings applied through the PF netdev */
+        uint64_t bound_us;      /* VFs bound as recorded */
+        uint64_t verified_us;   /* read back and compared */
+} PfRestore;
+
+typedef struct RestoreOptions {
+        uint64_t driver_wait_usec;      /* bound on waiting for a PF driver */
+        uint64_t vf_wait_usec;          /* bound on waiting for the VFs to appear */
+        uint64_t pf_deadline_usec;      /* bound on one PF's whole restore */
+        unsigned max_parallel;          /* workers at once; 0 = one per PF */
+} RestoreOptions;
+
+#define RESTORE_OPTIONS_DEFAULT                                                \
+        (RestoreOptions) {                                                     \
+                .driver_wait_usec = 30 * 1000 * 1000,                          \
+                .vf_wait_usec = 60 * 1000 * 1000,                              \
+                .pf_deadline_usec = 180 * 1000 * 1000,                         \
+        }
+
+/* Restores every PF of want in parallel, one worker thread per PF: finds the
+ * PF now by its stable identity (BDF only as a hint), waits (bounded) for its
+ * driver, writes sriov_drivers_autoprobe 0, sriov_numvfs (nothing when equal;
+ * 0 first when another non-zero count is there), waits for every virtfnN,
+ * applies the VF settings through the PF netdev over rtnetlink (admin MAC
+ * before any VF driver binds), writes the recorded sriov_drivers_autoprobe,
+ * binds each VF as recorded (driver_override + drivers_probe), then reads the
+ * PF back and compares.  A PF that fails does not hold up the others.
+ *
+ * On return *ret_pfs holds want->n_pfs results (free with
+ * restore_results_free()).  Returns 0 when every PF was restored and
+ * verified, -EUCLEAN when some failed (see each result), -ENOMEM. */
+int restore_all(const LuodState *want, const RestoreOptions *opt, PfRestore **ret_pfs);
+
+void restore_results_free(PfRestore *pfs, size_t n);
+
+/* CLOCK_MONOTONIC in microseconds. */
+uint64_t now_us(void);

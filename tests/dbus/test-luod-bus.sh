@@ -6,6 +6,8 @@
 set -euo pipefail
 build=$1 src=$2 version=$3
 tmp=$(mktemp -d)
+chmod 755 "$tmp"        # the unprivileged caller below must reach the socket
+state=$tmp/state
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
 trap cleanup EXIT
@@ -19,6 +21,7 @@ cat >"$tmp/bus.conf" <<CONF
   <listen>unix:path=$tmp/bus</listen>
   <auth>EXTERNAL</auth>
   <policy context="default">
+    <allow user="*"/>
     <allow send_destination="*" eavesdrop="true"/>
     <allow eavesdrop="true"/>
     <allow own="*"/>
@@ -37,14 +40,23 @@ if out=$("$build/luod/luoctl" --bus-address="$addr" status 2>&1); then
 fi
 grep -q 'org.luod1' <<<"$out" || fail "error does not name org.luod1: $out"
 
-"$build/luod/luod" --bus-address="$addr" 2>"$tmp/luod.log" &
-luod_pid=$!
-pids+=("$luod_pid")
-for _ in $(seq 100); do
-	busctl --address="$addr" status org.luod1 >/dev/null 2>&1 && break
-	sleep 0.05
-done
-busctl --address="$addr" status org.luod1 >/dev/null 2>&1 || fail "luod did not take org.luod1: $(cat "$tmp/luod.log")"
+start_luod() {
+	"$build/luod/luod" --bus-address="$addr" --state-dir="$state" 2>"$tmp/luod.log" &
+	luod_pid=$!
+	pids+=("$luod_pid")
+	for _ in $(seq 200); do
+		busctl --address="$addr" status org.luod1 >/dev/null 2>&1 && return 0
+		sleep 0.05
+	done
+	fail "luod did not take org.luod1: $(cat "$tmp/luod.log")"
+}
+stop_luod() {
+	kill -TERM "$luod_pid"
+	wait "$luod_pid" || fail "luod exited $? on SIGTERM"
+}
+prop() { busctl --address="$addr" get-property org.luod1 /org/luod1 org.luod1.Manager "$1"; }
+mkdir -m 0700 "$state"
+start_luod
 
 out=$("$build/luod/luoctl" --bus-address="$addr" status)
 grep -qx "version: $version" <<<"$out" || fail "luoctl status version: $out"
@@ -68,6 +80,53 @@ if busctl --address="$addr" set-property org.luod1 /org/luod1 org.luod1.Manager 
 	fail "State was writable"
 fi
 
-kill -TERM "$luod_pid"
-wait "$luod_pid" || fail "luod exited $? on SIGTERM"
-echo "ok: luod/luoctl on a private dbus-daemon, busctl and gdbus agree with proto/"
+# Methods: errors name the object and the errno.
+out=$("$build/luod/luoctl" --bus-address="$addr" report 2>&1) && fail "report without a report succeeded"
+grep -q "No update report in $state/report.json" <<<"$out" || fail "report error: $out"
+call() { busctl --address="$addr" call org.luod1 /org/luod1 org.luod1.Manager "$@"; }
+out=$(call Update ssst relative/bzImage "" "" 0 2>&1) && fail "relative kernel accepted"
+grep -q "absolute path" <<<"$out" || fail "relative kernel: $out"
+out=$(call Update ssst /nonexistent/bzImage "" "" 0 2>&1) && fail "missing kernel accepted"
+grep -q "/nonexistent/bzImage: No such file or directory" <<<"$out" || fail "missing kernel: $out"
+out=$(call Update ssst /etc/hostname "" "" 255 2>&1) && fail "unknown flags accepted"
+grep -q "Unknown flags 0xfc" <<<"$out" || fail "unknown flags: $out"
+# A dry run stops after preflight: a plan, no state written, still idle.
+out=$(call Update ssst /etc/hostname "" "console=ttyS0" 1) || fail "dry run: $out"
+grep -q 'luod.update_id=' <<<"$out" || fail "dry run plan lacks the update id: $out"
+grep -q 'backend' <<<"$out" || fail "dry run plan lacks the backend: $out"
+[[ ! -e $state/state.luod-state ]] || fail "dry run wrote a state"
+[[ $(prop State) == 's "idle"' ]] || fail "dry run changed State: $(prop State)"
+out=$("$build/luod/luoctl" --bus-address="$addr" vfs --json) || fail "luoctl vfs --json"
+grep -q '"pfs"' <<<"$out" || fail "inventory has no pfs: $out"
+
+# Unprivileged callers: inventory yes, update and discard no.
+nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+"${nobody[@]}" busctl --address="$addr" call org.luod1 /org/luod1 org.luod1.Manager GetInventory >/dev/null ||
+	fail "GetInventory denied to an unprivileged caller"
+out=$("${nobody[@]}" busctl --address="$addr" call org.luod1 /org/luod1 org.luod1.Manager Update ssst /etc/hostname "" "" 1 2>&1) &&
+	fail "Update allowed to an unprivileged caller"
+grep -q "Access denied" <<<"$out" || fail "unprivileged Update: $out"
+out=$("${nobody[@]}" busctl --address="$addr" call org.luod1 /org/luod1 org.luod1.Manager Discard 2>&1) &&
+	fail "Discard allowed to an unprivileged caller"
+stop_luod
+
+# A corrupt state is refused, kept, and said so.
+printf 'garbage\n' >"$state/state.luod-state"
+start_luod
+[[ $(prop State) == 's "failed"' ]] || fail "corrupt state: State $(prop State)"
+prop LastError | grep -q "Refusing the preserved state from file" || fail "corrupt state: $(prop LastError)"
+[[ $(cat "$state/state.luod-state") == garbage ]] || fail "corrupt state was not kept"
+stop_luod
+
+# A valid state without luod.update_id on this boot's command line (a cold
+# boot) is refused and kept, until luoctl discard.
+cp "$src/proto/state-example.luod-state" "$state/state.luod-state"
+start_luod
+prop LastError | grep -q "3f6c2a9e-8b1d-4e57-9a0c-5d2e7f14b6a8.*no luod.update_id" ||
+	fail "cold boot: $(prop LastError)"
+cmp -s "$src/proto/state-example.luod-state" "$state/state.luod-state" || fail "cold boot: state not kept"
+"$build/luod/luoctl" --bus-address="$addr" discard >/dev/null || fail "discard failed"
+[[ ! -e $state/state.luod-state ]] || fail "discard left the state"
+[[ $(prop State) == 's "idle"' ]] || fail "discard: State $(prop State)"
+stop_luod
+echo "ok: luod/luoctl on a private dbus-daemon; busctl and gdbus agree with proto/; errors, privileges, refusals"

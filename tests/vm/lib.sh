@@ -5,6 +5,7 @@
 #   LUOD-TB: CHECK ok|FAIL <what>       one assertion
 #   LUOD-TB: FIGURE <name> <value> <unit>
 #   LUOD-TB: HOSTMARK <name>            the host stamps its own clock
+#   LUOD-TB: INFO <text>                shown on the host's terminal too
 #   LUOD-TB: RESULT PASS|FAIL <why>     the scenario's verdict (last stage)
 
 TB_FAILED=0
@@ -42,6 +43,7 @@ tb_check() {  # tb_check "what" command args...
 }
 
 tb_figure() { tb_say "FIGURE $1 $2 $3"; }
+tb_info() { while IFS= read -r l; do tb_say "INFO $l"; done; }  # stdin to the host's terminal
 
 tb_finish() {  # last stage: verdict
 	if [ "$TB_FAILED" -eq 0 ]; then

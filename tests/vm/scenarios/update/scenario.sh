@@ -25,7 +25,7 @@ stage1() {
 	dev=$(ls "/sys/bus/pci/devices/$igb/net" | head -n 1)
 	tb_check "igb VF 1 MAC/VLAN set" "$IP" link set "$dev" vf 1 mac $IGB_VF_MAC vlan $IGB_VF_VLAN
 
-	luoctl vfs >/dev/console 2>&1
+	luoctl vfs 2>&1 | tb_info
 	tb_check "luoctl vfs lists both PFs" sh -c "luoctl vfs | grep -c '^PF ' | grep -qx 2"
 	luoctl update --kernel /luod-tb/bzImage --initrd /luod-tb/initrd.gz --dry-run >/tmp/plan 2>&1
 	tb_check "luoctl update --dry-run plans the LUO backend" grep -q '"backend": "luo"' /tmp/plan
@@ -53,7 +53,7 @@ stage2() {
 	tb_check "luod starts and restores" tb_start_luod
 	tb_show_luod_log
 	tb_say "HOSTMARK luod-ready"
-	luoctl status >/dev/console 2>&1
+	luoctl status 2>&1 | tb_info
 	tb_check "luod state is restored" sh -c 'luoctl status | grep -q "state:   restored"'
 	tb_check "nvme PF has $NVME_VFS VFs again" test "$(cat /sys/bus/pci/devices/$nvme/sriov_numvfs)" -eq $NVME_VFS
 	tb_check "igb PF has $IGB_VFS VFs again" test "$(cat /sys/bus/pci/devices/$igb/sriov_numvfs)" -eq $IGB_VFS
@@ -66,7 +66,8 @@ stage2() {
 	"$IP" link show "$dev" >/tmp/iplink 2>&1
 	tb_check "igb VF 1 has MAC $IGB_VF_MAC and VLAN $IGB_VF_VLAN again" \
 		grep -Eq "vf 1 .*link/ether $IGB_VF_MAC.*vlan $IGB_VF_VLAN" /tmp/iplink
-	luoctl report >/dev/console 2>&1
+	luoctl report 2>&1 | tb_info
+	luoctl vfs 2>&1 | tb_info
 	luoctl report --json >/tmp/report.json 2>&1
 	tb_check "report: both PFs ok" test "$(grep -c '"result": "ok"' /tmp/report.json)" -eq 2
 	tb_check "report: total-blackout phase measured" grep -q '"total-blackout"' /tmp/report.json

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <systemd/sd-bus.h>
@@ -29,6 +30,7 @@ uint64_t luod_start_tsc, luod_start_boottime_us;
 
 static const char *arg_bus_address;
 static const char *arg_state_dir = "/var/lib/luod";
+static uint64_t arg_driver_wait_usec = 30 * 1000 * 1000;
 static int bus_open(Manager *m) {
         int r;
 
@@ -70,16 +72,18 @@ static void help(void) {
                "  -h --help               Show this help\n"
                "     --version            Show the version\n"
                "     --bus-address=ADDR   Serve on this D-Bus address instead of the system bus\n"
-               "     --state-dir=DIR      State file and reports (default /var/lib/luod)\n");
+               "     --state-dir=DIR      State file and reports (default /var/lib/luod)\n"
+               "     --driver-wait=SEC    Bound on waiting for each PF driver at restore (default 30)\n");
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_VERSION = 0x100, ARG_BUS_ADDRESS, ARG_STATE_DIR };
+        enum { ARG_VERSION = 0x100, ARG_BUS_ADDRESS, ARG_STATE_DIR, ARG_DRIVER_WAIT };
         static const struct option options[] = {
                 { "help",        no_argument,       NULL, 'h'             },
                 { "version",     no_argument,       NULL, ARG_VERSION     },
                 { "bus-address", required_argument, NULL, ARG_BUS_ADDRESS },
                 { "state-dir",   required_argument, NULL, ARG_STATE_DIR   },
+                { "driver-wait", required_argument, NULL, ARG_DRIVER_WAIT },
                 {}
         };
         int c;
@@ -98,6 +102,14 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_STATE_DIR:
                         arg_state_dir = optarg;
                         break;
+                case ARG_DRIVER_WAIT: {
+                        char *end;
+                        unsigned long v = strtoul(optarg, &end, 10);
+                        if (!*optarg || *end || v > 3600)
+                                return log_error_errno(-EINVAL, "Invalid --driver-wait '%s' (seconds, 0..3600).", optarg);
+                        arg_driver_wait_usec = (uint64_t) v * 1000 * 1000;
+                        break;
+                }
                 default:
                         return -EINVAL;
                 }
@@ -136,6 +148,7 @@ int main(int argc, char *argv[]) {
         (void) sd_event_add_signal(m.event, NULL, SIGINT, NULL, NULL);
 
         m.state_dir = arg_state_dir;
+        m.driver_wait_usec = arg_driver_wait_usec;
         m.state = strdup("idle");
         m.update_id = strdup("");
         m.last_error = strdup("");

@@ -537,6 +537,7 @@ int manager_restore_at_start(Manager *m) {
         log_info("Restoring update %s from %s: %zu PFs", s.update_id, backend, s.n_pfs);
         set_state(m, "restoring", NULL);
         RestoreOptions opt = RESTORE_OPTIONS_DEFAULT;
+        opt.driver_wait_usec = m->driver_wait_usec;
         int rr = restore_all(&s, &opt, &pfs);
         if (rr == -ENOMEM)
                 return log_error_errno(rr, "Restore of update %s: %m", s.update_id);

@@ -16,6 +16,7 @@ typedef struct Manager {
         sd_event *event;
         sd_bus *bus;
         const char *state_dir;          /* /var/lib/luod: state file, reports */
+        uint64_t driver_wait_usec;      /* restore: bound on each PF driver wait */
         char *state;                    /* "idle", "restoring", "restored", "loaded", "failed" */
         char *update_id;                /* last or pending update, "" if none */
         char *last_error;               /* "" if none */

@@ -154,11 +154,11 @@ tb_disable_vfs() {
 
 # --- luod in the guest -------------------------------------------------------
 # Starts the system bus (dbus-daemon with Debian's system.conf and luod's
-# policy) and luod; waits (bounded) until luoctl reaches it.
+# policy) and luod with options "$@"; waits (bounded) until luoctl reaches it.
 tb_start_luod() {
 	mkdir -p /run/dbus /var/lib/luod
 	dbus-daemon --system --fork --nopidfile || return 1
-	luod >/tmp/luod.log 2>&1 &
+	luod "$@" >/tmp/luod.log 2>&1 &
 	TB_LUOD_PID=$!
 	n=0
 	until luoctl status >/dev/null 2>&1; do

@@ -1,37 +1,63 @@
-# luod end to end: record, preserve in LUO, kexec, restore in parallel,
-# report.  The first kernel configures SR-IOV by hand (as an operator
-# would), then runs `luoctl update`; the second kernel starts luod, which
-# must bring everything back by itself.
+# luod end to end: record, preserve, kexec, restore in parallel, report.
+# The first kernel configures SR-IOV as an operator would and saves the
+# inventory (tb-inventory flat) into a cpio archive appended to the initrd;
+# then `luoctl update`.  The second kernel starts luod, which must bring
+# everything back by itself; the inventory must then equal the saved one
+# except for what must change (IOMMU group numbers).
+# Variables set by variants: UPDATE_BACKEND (luo|initrd), UPDATE_BREAK_PF.
 
-NVME_VFS=4
-IGB_VFS=3
-IGB_VF_MAC=02:aa:bb:cc:dd:01
-IGB_VF_VLAN=77
+: "${UPDATE_BACKEND:=luo}"
+IGB_VFS=7
 
 pf_of_kind() { for pf in $(tb_pfs); do [ "$(tb_pf_kind "$pf")" = "$1" ] && echo "$pf"; done; }
 vf_driver() { basename "$(readlink "/sys/bus/pci/devices/$1/driver" 2>/dev/null)" 2>/dev/null; }
+# The inventory without what a kexec may change.
+inventory() { tb-inventory flat | grep -v '\.iommu_group=' | sort; }
 
 stage1() {
-	nvme=$(pf_of_kind nvme) igb=$(pf_of_kind igb)
-	tb_check "one nvme PF ($nvme) and one igb PF ($igb)" test -n "$nvme" -a -n "$igb"
+	nvmes=$(pf_of_kind nvme) igb=$(pf_of_kind igb)
+	tb_check "two nvme PFs ($(echo $nvmes)) and one igb PF ($igb)" \
+		test "$(echo $nvmes | wc -w)" -eq 2 -a -n "$igb"
 	tb_check "luod starts on the system bus" tb_start_luod
 	tb_check "luoctl status says idle" sh -c 'luoctl status | grep -q "state:   idle"'
 
-	tb_enable_vfs "$nvme" $NVME_VFS >/dev/null
-	tb_enable_vfs "$igb" $IGB_VFS >/dev/null
-	for vf in $(tb_vfs "$nvme" | head -n 2); do
-		tb_check "$vf bound to vfio-pci" tb_bind_vfio "$vf"
+	for pf in $nvmes $igb; do
+		n=$(cat "/sys/bus/pci/devices/$pf/sriov_totalvfs")
+		tb_check "$pf: $n VFs enabled" tb_enable_vfs "$pf" "$n"
+	done
+	for pf in $nvmes; do      # some VFs of each nvme PF on vfio-pci
+		for vf in $(tb_vfs "$pf" | sed -n '1p;3p;4p'); do
+			tb_check "$vf bound to vfio-pci" tb_bind_vfio "$vf"
+		done
 	done
 	dev=$(ls "/sys/bus/pci/devices/$igb/net" | head -n 1)
-	tb_check "igb VF 1 MAC/VLAN set" "$IP" link set "$dev" vf 1 mac $IGB_VF_MAC vlan $IGB_VF_VLAN
-
+	tb_check "igb VF 1: MAC, VLAN 77, trust on" "$IP" link set "$dev" vf 1 mac 02:aa:bb:cc:dd:01 vlan 77 trust on
+	tb_check "igb VF 4: MAC, VLAN 4000 qos 3" "$IP" link set "$dev" vf 4 mac 02:aa:bb:cc:dd:04 vlan 4000 qos 3
+	tb_check "igb VF 6: trust on, spoofchk off" "$IP" link set "$dev" vf 6 trust on spoofchk off
 	luoctl vfs 2>&1 | tb_info
-	tb_check "luoctl vfs lists both PFs" sh -c "luoctl vfs | grep -c '^PF ' | grep -qx 2"
-	luoctl update --kernel /luod-tb/bzImage --initrd /luod-tb/initrd.gz --dry-run >/tmp/plan 2>&1
-	tb_check "luoctl update --dry-run plans the LUO backend" grep -q '"backend": "luo"' /tmp/plan
+
+	# The inventory before, for the second kernel.
+	mkdir -p /tmp/carry/luod-tb
+	inventory >/tmp/carry/luod-tb/inventory-before
+	tb_check "inventory taken ($(wc -l </tmp/carry/luod-tb/inventory-before) fields)" \
+		test -s /tmp/carry/luod-tb/inventory-before
+	cp /luod-tb/initrd.gz /tmp/initrd2
+	size=$(stat -c %s /tmp/initrd2)
+	pad=$(( (4 - size % 4) % 4 ))
+	[ "$pad" -gt 0 ] && head -c "$pad" /dev/zero >>/tmp/initrd2
+	(cd /tmp/carry && find . -mindepth 1 | cpio --quiet -o -H newc) >>/tmp/initrd2
+
+	luoctl update --kernel /luod-tb/bzImage --initrd /tmp/initrd2 --dry-run >/tmp/plan 2>&1
+	tb_check "luoctl update --dry-run plans the $UPDATE_BACKEND backend" grep -q "\"backend\": \"$UPDATE_BACKEND\"" /tmp/plan
 	tb_check "dry run changed nothing (state idle)" sh -c 'luoctl status | grep -q "state:   idle"'
 	tb_check "a missing kernel image is refused, naming it" \
 		sh -c 'luoctl update --kernel /nonexistent --yes 2>&1 | grep -q "/nonexistent"'
+	tb_check "a file kexec cannot load is refused, nothing changes" \
+		sh -c 'luoctl update --kernel /luod-tb/hardware --yes 2>&1 | grep -q "kexec_file_load refused /luod-tb/hardware"'
+	tb_check "... luod is idle again, no kernel loaded" \
+		sh -c 'luoctl status | grep -q "state:   idle" && grep -qx 0 /sys/kernel/kexec_loaded'
+	inventory >/tmp/inventory-now
+	tb_check "... and the VFs are untouched" cmp /tmp/inventory-now /tmp/carry/luod-tb/inventory-before
 
 	if [ "$TB_FAILED" -ne 0 ]; then
 		tb_show_luod_log
@@ -39,7 +65,7 @@ stage1() {
 		return
 	fi
 	tb_say "HOSTMARK luoctl-update"
-	luoctl update --kernel /luod-tb/bzImage --initrd /luod-tb/initrd.gz \
+	luoctl update --kernel /luod-tb/bzImage --initrd /tmp/initrd2 \
 		--append "luod_tb.stage=2" --yes >/tmp/update.out 2>&1
 	cat /tmp/update.out >/dev/console
 	tb_show_luod_log
@@ -48,28 +74,55 @@ stage1() {
 
 stage2() {
 	tb_say "HOSTMARK stage2-init"
-	nvme=$(pf_of_kind nvme) igb=$(pf_of_kind igb)
+	nvmes=$(pf_of_kind nvme) igb=$(pf_of_kind igb)
 	tb_check "booted with luod.update_id" grep -q 'luod.update_id=' /proc/cmdline
-	tb_check "luod starts and restores" tb_start_luod
+	broken=
+	if [ -n "${UPDATE_BREAK_PF:-}" ]; then
+		broken=$(echo $nvmes | cut -d' ' -f2)
+		echo "$broken" >/sys/bus/pci/drivers/nvme/unbind
+		tb_log "unbound the nvme driver from $broken before luod starts"
+	fi
+	tb_check "luod starts" tb_start_luod --driver-wait=3
 	tb_show_luod_log
 	tb_say "HOSTMARK luod-ready"
 	luoctl status 2>&1 | tb_info
+	luoctl report 2>&1 | tb_info
+	luoctl report --json >/tmp/report.json 2>&1
+	inventory >/tmp/inventory-after
+
+	if [ -n "$broken" ]; then
+		tb_check "luod state is failed" sh -c 'luoctl status | grep -q "state:   failed"'
+		tb_check "report: $broken failed, naming the PF and the errno" \
+			grep -q "PF $broken .*waiting for its driver.*Connection timed out" /tmp/report.json
+		tb_check "report: the two other PFs ok" test "$(grep -c '"result": "ok"' /tmp/report.json)" -eq 2
+		for pf in $nvmes $igb; do
+			[ "$pf" = "$broken" ] && continue
+			grep "^pf\.$pf\." /luod-tb/inventory-before >/tmp/want.$pf
+			grep "^pf\.$pf\." /tmp/inventory-after >/tmp/have.$pf
+			tb_check "$pf restored exactly ($(wc -l </tmp/want.$pf) fields)" cmp /tmp/want.$pf /tmp/have.$pf
+		done
+		tb_check "the preserved state is kept (state file)" test -s /var/lib/luod/state.luod-state
+		tb_finish
+		return
+	fi
+
 	tb_check "luod state is restored" sh -c 'luoctl status | grep -q "state:   restored"'
-	tb_check "nvme PF has $NVME_VFS VFs again" test "$(cat /sys/bus/pci/devices/$nvme/sriov_numvfs)" -eq $NVME_VFS
-	tb_check "igb PF has $IGB_VFS VFs again" test "$(cat /sys/bus/pci/devices/$igb/sriov_numvfs)" -eq $IGB_VFS
-	for vf in $(tb_vfs "$nvme" | head -n 2); do
-		tb_check "$vf is on vfio-pci again" test "$(vf_driver "$vf")" = vfio-pci
-		tb_check "$vf driver_override is vfio-pci" grep -qx vfio-pci "/sys/bus/pci/devices/$vf/driver_override"
-		tb_check "$vf has $(tb_vfio_dev "$vf")" test -c "$(tb_vfio_dev "$vf")"
+	tb_check "report: backend $UPDATE_BACKEND" grep -q "\"backend\": \"$UPDATE_BACKEND\"" /tmp/report.json
+	tb_check "inventory after == before ($(wc -l </luod-tb/inventory-before) fields, IOMMU groups aside)" \
+		sh -c 'diff /luod-tb/inventory-before /tmp/inventory-after >/tmp/inv.diff'
+	sed 's/^/    /' /tmp/inv.diff | head -n 20 >/dev/console
+	for pf in $nvmes; do
+		for vf in $(tb_vfs "$pf" | sed -n '1p;3p;4p'); do
+			tb_check "$vf on vfio-pci with $(tb_vfio_dev "$vf")" \
+				sh -c "[ \"\$(basename \$(readlink /sys/bus/pci/devices/$vf/driver))\" = vfio-pci ] && test -c $(tb_vfio_dev "$vf")"
+		done
 	done
 	dev=$(ls "/sys/bus/pci/devices/$igb/net" | head -n 1)
 	"$IP" link show "$dev" >/tmp/iplink 2>&1
-	tb_check "igb VF 1 has MAC $IGB_VF_MAC and VLAN $IGB_VF_VLAN again" \
-		grep -Eq "vf 1 .*link/ether $IGB_VF_MAC.*vlan $IGB_VF_VLAN" /tmp/iplink
-	luoctl report 2>&1 | tb_info
-	luoctl vfs 2>&1 | tb_info
-	luoctl report --json >/tmp/report.json 2>&1
-	tb_check "report: both PFs ok" test "$(grep -c '"result": "ok"' /tmp/report.json)" -eq 2
+	tb_check "ip link: igb VF 1 MAC, VLAN 77, trust on" \
+		grep -Eq "vf 1 .*link/ether 02:aa:bb:cc:dd:01.*vlan 77,.*trust on" /tmp/iplink
+	tb_check "ip link: igb VF 4 VLAN 4000 qos 3" grep -Eq "vf 4 .*vlan 4000, qos 3" /tmp/iplink
+	tb_check "report: all 3 PFs ok" test "$(grep -c '"result": "ok"' /tmp/report.json)" -eq 3
 	tb_check "report: total-blackout phase measured" grep -q '"total-blackout"' /tmp/report.json
 	tb_check "report written to /var/lib/luod/report.json" test -s /var/lib/luod/report.json
 	tb_check "preserved state dropped after a full restore" test ! -e /var/lib/luod/state.luod-state

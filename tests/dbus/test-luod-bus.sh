@@ -45,7 +45,8 @@ start_luod() {
 	luod_pid=$!
 	pids+=("$luod_pid")
 	for _ in $(seq 200); do
-		busctl --address="$addr" status org.luod1 >/dev/null 2>&1 && return 0
+		[[ $(busctl --address="$addr" call org.freedesktop.DBus /org/freedesktop/DBus \
+			org.freedesktop.DBus NameHasOwner s org.luod1 2>/dev/null) == "b true" ]] && return 0
 		sleep 0.05
 	done
 	fail "luod did not take org.luod1: $(cat "$tmp/luod.log")"

@@ -119,6 +119,14 @@ prop LastError | grep -q "Refusing the preserved state from file" || fail "corru
 [[ $(cat "$state/state.luod-state") == garbage ]] || fail "corrupt state was not kept"
 stop_luod
 
+# An unknown major version is refused, never guessed at, and kept.
+sed '1s/"major":1,/"major":2,/' "$src/proto/state-example.luod-state" >"$state/state.luod-state"
+start_luod
+prop LastError | grep -q "Refusing the preserved state from file: .*major.*Protocol not supported" ||
+	fail "unknown version: $(prop LastError)"
+head -1 "$state/state.luod-state" | grep -q '"major":2,' || fail "unknown version: state not kept"
+stop_luod
+
 # A valid state without luod.update_id on this boot's command line (a cold
 # boot) is refused and kept, until luoctl discard.
 cp "$src/proto/state-example.luod-state" "$state/state.luod-state"

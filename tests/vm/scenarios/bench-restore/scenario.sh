@@ -1,0 +1,54 @@
+# In the first kernel, with sriov_drivers_autoprobe 0 as luod restores:
+# each PF alone (enable 32 VFs + bind 2 to vfio-pci), then the four PFs in a
+# serial loop; then luoctl update.  In the second kernel luod restores the
+# four PFs in parallel; figures: its restore phase and the two ratios.
+configure_pf() {  # enable 32 VFs on $1 and bind VFs 0 and 1 to vfio-pci
+	tb_enable_vfs "$1" 32 >/dev/null || return 1
+	for vf in $(tb_vfs "$1" | head -n 2); do tb_bind_vfio "$vf" || return 1; done
+}
+
+stage1() {
+	pfs=$(tb_pfs)
+	tb_check "4 PFs" test "$(echo $pfs | wc -w)" -eq 4
+	tb_set_autoprobe 0
+	slowest=0
+	for pf in $pfs; do
+		t0=$(tb_us); configure_pf "$pf"; ms=$(tb_elapsed_ms "$t0" "$(tb_us)")
+		tb_figure "alone-$pf" "$ms" ms
+		slowest=$(awk -v a="$slowest" -v b="$ms" 'BEGIN { print (b > a) ? b : a }')
+		tb_disable_vfs "$pf" >/dev/null
+	done
+	t0=$(tb_us)
+	for pf in $pfs; do configure_pf "$pf"; done
+	serial=$(tb_elapsed_ms "$t0" "$(tb_us)")
+	for pf in $pfs; do tb_check "$pf: 32 VFs" test "$(tb_count_vfs "$pf")" -eq 32; done
+	tb_set_autoprobe 1
+	tb_check "luod starts" tb_start_luod
+	mkdir -p /tmp/carry/luod-tb
+	echo "slowest=$slowest serial=$serial" >/tmp/carry/luod-tb/bench
+	cp /luod-tb/initrd.gz /tmp/initrd2
+	size=$(stat -c %s /tmp/initrd2)
+	pad=$(( (4 - size % 4) % 4 ))
+	[ "$pad" -gt 0 ] && head -c "$pad" /dev/zero >>/tmp/initrd2
+	(cd /tmp/carry && find . -mindepth 1 | cpio --quiet -o -H newc) >>/tmp/initrd2
+	[ "$TB_FAILED" -eq 0 ] || { tb_finish; return; }
+	luoctl update --kernel /luod-tb/bzImage --initrd /tmp/initrd2 --append "luod_tb.stage=2" --yes >/dev/console 2>&1
+	tb_show_luod_log
+	tb_abort "luoctl update returned without a kexec"
+}
+
+stage2() {
+	tb_check "luod restores" tb_start_luod
+	tb_check "restored" sh -c 'luoctl status | grep -q "state:   restored"'
+	luoctl report 2>&1 | tb_info
+	luoctl report --json >/tmp/report.json
+	restore=$(awk '/"restore"/ { getline; gsub(/[^0-9.]/, ""); print; exit }' /tmp/report.json)
+	slowest=$(sed -n 's/.*slowest=\([0-9.]*\).*/\1/p' /luod-tb/bench)
+	serial=$(sed -n 's/.*serial=\([0-9.]*\).*/\1/p' /luod-tb/bench)
+	tb_figure slowest-pf-alone "$slowest" ms
+	tb_figure serial-loop "$serial" ms
+	tb_figure luod-parallel-restore "$restore" ms
+	tb_figure restore-over-slowest "$(awk -v a="$restore" -v b="$slowest" 'BEGIN { printf "%.2f", a / b }')" x
+	tb_figure restore-over-serial "$(awk -v a="$restore" -v b="$serial" 'BEGIN { printf "%.2f", a / b }')" x
+	tb_finish
+}

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "macro.h"
 #include "preserve.h"
+#include "io-util.h"
 #include "state.h"
 
 _Static_assert(sizeof(LUO_SESSION_NAME) <= LIVEUPDATE_SESSION_NAME_LENGTH, "session name too long");
@@ -26,24 +27,6 @@ static int check_size(size_t size) {
                 return -EINVAL;
         if ((uint64_t) size > LUOD_STATE_SIZE_MAX)
                 return -EFBIG;
-        return 0;
-}
-
-static int write_full(int fd, const void *buf, size_t size) {
-        const char *p = buf;
-
-        while (size > 0) {
-                ssize_t k = write(fd, p, size);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        return -EIO;
-                p += k;
-                size -= (size_t) k;
-        }
         return 0;
 }
 
@@ -130,7 +113,7 @@ int luo_preserve(const void *buf, size_t size, int *ret_session_fd) {
         memfd = memfd_create(LUO_STATE_MEMFD_NAME, MFD_CLOEXEC);
         if (memfd < 0)
                 return log_error_errno(-errno, "Failed to create memfd %s: %m", LUO_STATE_MEMFD_NAME);
-        r = write_full(memfd, buf, size);
+        r = write_full(memfd, buf, size, -1);
         if (r < 0)
                 return log_error_errno(r, "Failed to write %zu bytes to memfd %s: %m",
                                        size, LUO_STATE_MEMFD_NAME);
@@ -250,7 +233,7 @@ static int write_state_archive(int fd, const char *out, const void *buf, size_t 
         newc_member(b, &n, 1, 0040700, 2, "luod", NULL, 0);
         newc_member(b, &n, 2, 0100600, 1, "luod/" STATE_FILE_NAME, buf, size);
         newc_member(b, &n, 0, 0, 1, "TRAILER!!!", NULL, 0);
-        r = write_full(fd, b, n);
+        r = write_full(fd, b, n, -1);
         if (r < 0)
                 return log_error_errno(r, "Failed to write the state archive to %s: %m", out);
         return 0;
@@ -277,14 +260,14 @@ static int write_initrd(int in, const char *initrd, int fd, const char *out, con
                         }
                         if (k == 0)
                                 break;
-                        r = write_full(fd, copy, (size_t) k);
+                        r = write_full(fd, copy, (size_t) k, -1);
                         if (r < 0)
                                 return log_error_errno(r, "Failed to write %s: %m", out);
                         copied += (uint64_t) k;
                 }
         }
 
-        r = write_full(fd, zeros, (4 - copied % 4) % 4);
+        r = write_full(fd, zeros, (4 - copied % 4) % 4, -1);
         if (r < 0)
                 return log_error_errno(r, "Failed to write %s: %m", out);
         return write_state_archive(fd, out, buf, size);
@@ -344,7 +327,7 @@ int initrd_find_state(const char *path, char **ret_buf, size_t *ret_size) {
 static int write_and_rename(int fd, const char *tmp, const char *path, const void *buf, size_t size) {
         int r;
 
-        r = write_full(fd, buf, size);
+        r = write_full(fd, buf, size, -1);
         if (r < 0)
                 return log_error_errno(r, "Failed to write %s: %m", tmp);
         if (fsync(fd) < 0)

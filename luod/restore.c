@@ -1,14 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "log.h"
 #include "macro.h"
@@ -51,30 +48,6 @@ static int fail_pf(PfRestore *res, int r, const char *fmt, ...) {
 
 static bool past_deadline(const Worker *w) {
         return now_us() - w->result->start_us > w->opt->pf_deadline_usec;
-}
-
-/* The VF's BDF now: the virtfnN link of the PF. */
-static int vf_bdf_now(const PciBdf *pf, uint32_t index, PciBdf *ret) {
-        char bdf[PCI_BDF_STRING_MAX], path[PATH_MAX], target[PATH_MAX];
-        ssize_t n;
-
-        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/virtfn%u", pci_bdf_format(pf, bdf), index);
-        n = readlink(path, target, sizeof(target) - 1);
-        if (n < 0)
-                return -errno;
-        target[n] = '\0';
-        return pci_bdf_parse(strrchr(target, '/') ? strrchr(target, '/') + 1 : target, ret);
-}
-
-static int vf_clear_override(const PciBdf *vf) {
-        char bdf[PCI_BDF_STRING_MAX], path[PATH_MAX];
-        _cleanup_close_ int fd = -EBADF;
-
-        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver_override", pci_bdf_format(vf, bdf));
-        fd = open(path, O_WRONLY | O_CLOEXEC);
-        if (fd < 0 || write(fd, "\n", 1) != 1)
-                return -errno;
-        return 0;
 }
 
 static void *worker_run(void *userdata) {
@@ -150,7 +123,7 @@ static void *worker_run(void *userdata) {
                 }
                 if (!vf->driver && !vf->driver_override)
                         continue;
-                r = vf_bdf_now(&res->bdf, vf->index, &now);
+                r = sriov_vf_bdf(&res->bdf, vf->index, &now);
                 if (r < 0) {
                         fail_pf(res, r, "reading virtfn%u", vf->index);
                         return NULL;
@@ -160,7 +133,7 @@ static void *worker_run(void *userdata) {
                 bool temporary = !vf->driver_override && vf->driver && !want->drivers_autoprobe;
                 r = sriov_vf_bind(&now, temporary ? vf->driver : vf->driver_override, vf->driver);
                 if (r >= 0 && temporary)
-                        r = vf_clear_override(&now);
+                        r = sriov_vf_clear_override(&now);
                 if (r < 0) {
                         fail_pf(res, r, "binding VF %u (%s) to %s", vf->index,
                                 pci_bdf_format(&now, vfbdf), vf->driver ?: "(none)");

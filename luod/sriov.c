@@ -1014,6 +1014,36 @@ static void vf_compare(FILE *f, unsigned *n, const char *bdf, const VfRecord *wa
                                   vf_field_format(i, &have->settings, b));
 }
 
+int sriov_vf_bdf(const PciBdf *pf, uint32_t index, PciBdf *ret) {
+        _cleanup_free_ char *name = NULL;
+        char dir[PCI_DIR_MAX], link[32], what[64], bdf[PCI_BDF_STRING_MAX];
+        int r;
+
+        pci_dir(pf, dir);
+        snprintf(link, sizeof(link), "virtfn%" PRIu32, index);
+        snprintf(what, sizeof(what), "PF %s VF %" PRIu32, pci_bdf_format(pf, bdf), index);
+        r = sysfs_link_name(what, dir, link, &name);
+        if (r < 0)
+                return r;
+        if (!name)
+                return log_error_errno(-ENOENT, "%s: no %s/%s: %m", what, dir, link);
+        r = pci_bdf_parse(name, ret);
+        if (r < 0)
+                return log_error_errno(r, "%s: %s/%s points to '%s', not a BDF: %m", what, dir, link, name);
+        return 0;
+}
+
+int sriov_vf_clear_override(const PciBdf *vf) {
+        char dir[PCI_DIR_MAX];
+        int r;
+
+        pci_dir(vf, dir);
+        r = sysfs_write(dir, "driver_override", "\n");
+        if (r < 0)
+                return log_error_errno(r, "VF %s: failed to clear driver_override: %m", dir + sizeof(PCI_DEVICES_DIR));
+        return 0;
+}
+
 int sriov_pf_compare(const PfRecord *want, const PfRecord *have, char **ret_diff) {
         _cleanup_free_ char *buf = NULL;
         char bdf[PCI_BDF_STRING_MAX], a[16], b[16];

@@ -119,6 +119,14 @@ int sriov_vf_apply_settings(const char *pf_netdev, const VfRecord *vf);
  * errno of a write (e.g. -ENOENT: no such VF). */
 int sriov_vf_bind(const PciBdf *vf, const char *driver_override, const char *driver);
 
+/* The BDF of VF index of the PF now: the target of its virtfn<index> link.
+ * Returns 0, -ENOENT when there is no such VF, or the errno of readlink(). */
+int sriov_vf_bdf(const PciBdf *pf, uint32_t index, PciBdf *ret);
+
+/* Writes "\n" to the VF's driver_override (clears it; does not unbind).
+ * Returns 0 or the negative errno of the write. */
+int sriov_vf_clear_override(const PciBdf *vf);
+
 /* Compares what restore must reproduce of the PF want (a record) on the PF
  * have (as scanned now): numvfs, drivers_autoprobe and, for every VF of
  * want, by index: that have lists it, its driver, driver_override and, when

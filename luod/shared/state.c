@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io-util.h"
 #include "log.h"
 #include "macro.h"
 #include "state.h"
@@ -943,21 +944,6 @@ int luod_state_parse(const char *buf, size_t size, LuodState *ret, char **ret_er
         return r;
 }
 
-static int pwrite_full(int fd, const char *buf, size_t size) {
-        for (size_t done = 0; done < size;) {
-                ssize_t k = pwrite(fd, buf + done, size - done, (off_t) done);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        return -EIO;
-                done += (size_t) k;
-        }
-        return 0;
-}
-
 int luod_state_write_fd(int fd, const LuodState *s) {
         _cleanup_free_ char *buf = NULL;
         size_t size;
@@ -966,7 +952,7 @@ int luod_state_write_fd(int fd, const LuodState *s) {
         r = luod_state_serialize(s, &buf, &size);
         if (r < 0)
                 return r;
-        r = pwrite_full(fd, buf, size);
+        r = write_full(fd, buf, size, 0);
         if (r < 0)
                 return r;
         return ftruncate(fd, (off_t) size) < 0 ? -errno : 0;
@@ -1044,7 +1030,7 @@ int luod_state_write_file(int dir_fd, const char *name, const LuodState *s) {
         fd = open_tmpfile(dir_fd, name, &tmp);
         if (fd < 0)
                 return fd;
-        r = pwrite_full(fd, buf, size);
+        r = write_full(fd, buf, size, 0);
         if (r >= 0 && fsync(fd) < 0)
                 r = -errno;
         if (r >= 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)

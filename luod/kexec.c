@@ -331,6 +331,9 @@ static bool uuid_valid(const char *s, size_t n) {
 /* The next word of a kernel command line at *p: skips whitespace, then
  * returns the word's start and length (0 at the end) and advances *p past
  * it.  Whitespace inside double quotes belongs to the word. */
+/* x86 COMMAND_LINE_SIZE, NUL included. */
+#define KERNEL_CMDLINE_MAX 2048
+
 static size_t next_word(const char **p, const char **ret_start) {
         const char *s = *p;
         bool quoted = false;
@@ -357,22 +360,36 @@ static bool is_update_id_word(const char *w, size_t n) {
 int kernel_cmdline_with_update_id(const char *base, const char *update_id, char **ret) {
         _cleanup_free_ char *buf = NULL;
         const char *p = base ?: "", *w;
-        size_t n, len = 0;
+        size_t n, len = 0, quotes = 0;
+        bool placed = false;
 
         if (!update_id || !uuid_valid(update_id, strlen(update_id)))
                 return -EINVAL;
+        for (const char *q = p; *q; q++)
+                quotes += *q == '"';
+        if (quotes % 2)
+                return -EINVAL;         /* the id would land inside a quoted value */
         /* The result is never longer than base + one space + the new word. */
-        buf = malloc(strlen(p) + 1 + strlen(UPDATE_ID_PARAM "=") + LUOD_UUID_STRING_MAX);
+        buf = malloc(strlen(p) + 2 + strlen(UPDATE_ID_PARAM "=") + LUOD_UUID_STRING_MAX);
         if (!buf)
                 return -ENOMEM;
         while ((n = next_word(&p, &w)) > 0) {
-                if (is_update_id_word(w, n))
+                if (!placed && n == 2 && strncmp(w, "--", 2) == 0) {
+                        /* Words after "--" go to init: the id goes before. */
+                        len += (size_t) sprintf(buf + len, "%s=%s ", UPDATE_ID_PARAM, update_id);
+                        placed = true;
+                } else if (!placed && is_update_id_word(w, n))
                         continue;
                 memcpy(buf + len, w, n);
                 len += n;
                 buf[len++] = ' ';
         }
-        sprintf(buf + len, "%s=%s", UPDATE_ID_PARAM, update_id);
+        if (placed)
+                buf[--len] = '\0';
+        else
+                len += (size_t) sprintf(buf + len, "%s=%s", UPDATE_ID_PARAM, update_id);
+        if (len >= KERNEL_CMDLINE_MAX)
+                return -E2BIG;
 
         *ret = buf;
         buf = NULL;
@@ -392,7 +409,7 @@ int kernel_cmdline_get_update_id(const char *proc_cmdline, char ret[static LUOD_
                 proc_cmdline = text;
         }
         p = proc_cmdline;
-        while ((n = next_word(&p, &w)) > 0)
+        while ((n = next_word(&p, &w)) > 0 && !(n == 2 && strncmp(w, "--", 2) == 0))
                 if (is_update_id_word(w, n)) {
                         value = w + k;
                         value_len = n - k;

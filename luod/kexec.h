@@ -57,9 +57,11 @@ int kexec_loaded(void);
 /* Builds the next kernel's command line: the words of base (split at
  * whitespace outside double quotes, as the kernel does, and joined by single
  * spaces; a trailing newline as read from /proc/cmdline goes away) without
- * any "luod.update_id=" word, then "luod.update_id=<update_id>".  update_id
+ * any "luod.update_id=" word, then "luod.update_id=<update_id>" — before a
+ * "--" word when there is one (what follows "--" goes to init).  update_id
  * must be a lowercase UUID.  Returns 0 with a malloc'd *ret, or -EINVAL (bad
- * update_id), -ENOMEM. */
+ * update_id, or an unbalanced double quote in base), -E2BIG (the result
+ * would not fit x86's 2048-byte COMMAND_LINE_SIZE), -ENOMEM. */
 int kernel_cmdline_with_update_id(const char *base, const char *update_id, char **ret);
 
 /* Finds the update id on a kernel command line: proc_cmdline is the text

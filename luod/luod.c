@@ -133,6 +133,24 @@ int main(int argc, char *argv[]) {
         if (r <= 0)
                 return r < 0 ? 1 : 0;
 
+        m.state_dir = arg_state_dir;
+        m.driver_wait_usec = arg_driver_wait_usec;
+        m.state = strdup("idle");
+        m.update_id = strdup("");
+        m.last_error = strdup("");
+        if (!m.state || !m.update_id || !m.last_error) {
+                log_error_errno(-ENOMEM, "Out of memory");
+                manager_done(&m);
+                return 1;
+        }
+
+        /* Restore before anything else: a failed restore is logged, its
+         * state kept, and luod serves the bus all the same (report, discard).
+         * SIGTERM still has its default action here: stopping mid-restore
+         * loses nothing, the state is only dropped after a full restore. */
+        (void) sd_notify(0, "STATUS=restoring");
+        (void) manager_restore_at_start(&m);
+
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
@@ -146,21 +164,6 @@ int main(int argc, char *argv[]) {
         }
         (void) sd_event_add_signal(m.event, NULL, SIGTERM, NULL, NULL);
         (void) sd_event_add_signal(m.event, NULL, SIGINT, NULL, NULL);
-
-        m.state_dir = arg_state_dir;
-        m.driver_wait_usec = arg_driver_wait_usec;
-        m.state = strdup("idle");
-        m.update_id = strdup("");
-        m.last_error = strdup("");
-        if (!m.state || !m.update_id || !m.last_error) {
-                r = log_error_errno(-ENOMEM, "Out of memory");
-                goto finish;
-        }
-
-        /* Restore before anything else: a failed restore is logged, its
-         * state kept, and luod serves the bus all the same (report, discard). */
-        (void) sd_notify(0, "STATUS=restoring");
-        (void) manager_restore_at_start(&m);
 
         r = bus_open(&m);
         if (r < 0)

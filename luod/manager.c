@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +203,32 @@ static int on_execute(sd_event_source *s, void *userdata) {
         return 0;
 }
 
+/* An update failed after it started changing things: State "failed",
+ * LastError and the D-Bus error say why; still on this kernel. */
+static int update_failed(Manager *m, sd_bus_error *error, int r, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+static int update_failed(Manager *m, sd_bus_error *error, int r, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        r = sd_bus_error_set_errnofv(error, -r, fmt, ap);
+        va_end(ap);
+        log_error("Update failed: %s", error->message);
+        set_state(m, "failed", error->message);
+        return r;
+}
+
+/* Preflight: path must be a readable regular file. */
+static int check_image(sd_bus_error *error, const char *what, const char *path) {
+        struct stat st;
+
+        if (stat(path, &st) < 0 || access(path, R_OK) < 0)
+                return sd_bus_error_set_errnof(error, errno, "%s %s: %m", what, path);
+        if (!S_ISREG(st.st_mode))
+                return sd_bus_error_set_errnof(error, EINVAL, "%s %s is not a regular file", what, path);
+        return 0;
+}
+
 static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
         _cleanup_luod_state_ LuodState s = {};
@@ -229,10 +256,11 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                                          "Update %s is already loaded", m->pending.update_id);
 
         /* Preflight: everything that can fail fails before the blackout. */
-        if (access(kernel, R_OK) < 0)
-                return sd_bus_error_set_errnof(error, errno, "Kernel image %s: %m", kernel);
-        if (*initrd && access(initrd, R_OK) < 0)
-                return sd_bus_error_set_errnof(error, errno, "Initrd %s: %m", initrd);
+        r = check_image(error, "Kernel image", kernel);
+        if (r >= 0 && *initrd)
+                r = check_image(error, "Initrd", initrd);
+        if (r < 0)
+                return r;
         const char *lockdown = lockdown_mode(lockbuf, sizeof(lockbuf));
 
         r = state_fill_header(&s);
@@ -278,10 +306,8 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 r = state_buffer(&s, &buf, &size);
                 if (r >= 0)
                         r = initrd_append_state(initrd, out, buf, size);
-                if (r < 0) {
-                        set_state(m, "idle", NULL);
-                        return sd_bus_error_set_errnof(error, -r, "Appending the state to %s as %s: %m", initrd, out);
-                }
+                if (r < 0)
+                        return update_failed(m, error, r, "Appending the state to %s as %s: %m", initrd, out);
         }
 
         stamp(&s, "kexec-load-start");
@@ -289,9 +315,8 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         if (r < 0) {
                 if (out)
                         (void) unlink(out);
-                set_state(m, "idle", NULL);
-                return sd_bus_error_set_errnof(error, -r, "kexec_file_load refused %s: %s", kernel,
-                                               kerror ?: strerror(-r));
+                return update_failed(m, error, r, "kexec_file_load refused %s: %s", kernel,
+                                     kerror ?: strerror(-r));
         }
         stamp(&s, "kexec-load-end");
 
@@ -314,8 +339,7 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                         r = file_preserve(m->state_dir, buf, size);
                 if (r < 0) {
                         (void) kexec_unload();
-                        set_state(m, "idle", NULL);
-                        return sd_bus_error_set_errnof(error, -r, "Persisting the state (%s): %m", backend);
+                        return update_failed(m, error, r, "Persisting the state (%s): %m", backend);
                 }
         }
 
@@ -507,8 +531,14 @@ int manager_restore_at_start(Manager *m) {
                 log_info("No preserved state: nothing to restore");
                 return 0;
         }
-        if (r < 0)
-                return log_error_errno(r, "Failed to look for a preserved state: %m");
+        if (r < 0) {
+                snprintf(msg, sizeof(msg), "Cannot read the preserved state (%s): %s; kept, see luoctl discard",
+                         m->state_dir, strerror(-r));
+                log_error("%s", msg);
+                m->state_kept = true;
+                set_state(m, "failed", msg);
+                return r;
+        }
 
         r = luod_state_parse(buf, size, &s, &perr);
         if (r < 0) {

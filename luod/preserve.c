@@ -74,7 +74,7 @@ static int read_state_fd(int fd, const char *what, char **ret_buf, size_t *ret_s
 static int read_state_file(const char *path, char **ret_buf, size_t *ret_size) {
         _cleanup_close_ int fd = -EBADF;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);   /* a FIFO must not block */
         if (fd < 0) {
                 if (errno == ENOENT)
                         return -ENOENT;

@@ -97,6 +97,14 @@ grep -q 'luod.update_id=' <<<"$out" || fail "dry run plan lacks the update id: $
 grep -q 'backend' <<<"$out" || fail "dry run plan lacks the backend: $out"
 [[ ! -e $state/state.luod-state ]] || fail "dry run wrote a state"
 [[ $(prop State) == 's "idle"' ]] || fail "dry run changed State: $(prop State)"
+out=$(call Update ssst /etc "" "" 1 2>&1) && fail "a directory as kernel accepted"
+grep -q "Kernel image /etc is not a regular file" <<<"$out" || fail "directory kernel: $out"
+# A load kexec refuses: State failed, LastError says why, nothing persisted.
+out=$(call Update ssst /etc/hostname "" "" 0 2>&1) && fail "kexec loaded /etc/hostname?"
+grep -q "kexec_file_load refused /etc/hostname" <<<"$out" || fail "kexec refusal: $out"
+[[ $(prop State) == 's "failed"' ]] || fail "after a refused load: State $(prop State)"
+prop LastError | grep -q "kexec_file_load refused /etc/hostname" || fail "LastError: $(prop LastError)"
+[[ ! -e $state/state.luod-state ]] || fail "a refused load left a state"
 out=$("$build/luod/luoctl" --bus-address="$addr" vfs --json) || fail "luoctl vfs --json"
 grep -q '"pfs"' <<<"$out" || fail "inventory has no pfs: $out"
 
@@ -117,6 +125,14 @@ start_luod
 [[ $(prop State) == 's "failed"' ]] || fail "corrupt state: State $(prop State)"
 prop LastError | grep -q "Refusing the preserved state from file" || fail "corrupt state: $(prop LastError)"
 [[ $(cat "$state/state.luod-state") == garbage ]] || fail "corrupt state was not kept"
+stop_luod
+
+# An empty state file (a torn write) is refused and kept, not ignored.
+: >"$state/state.luod-state"
+start_luod
+[[ $(prop State) == 's "failed"' ]] || fail "empty state: State $(prop State)"
+prop LastError | grep -q "Cannot read the preserved state" || fail "empty state: $(prop LastError)"
+[[ -e $state/state.luod-state ]] || fail "empty state was not kept"
 stop_luod
 
 # An unknown major version is refused, never guessed at, and kept.

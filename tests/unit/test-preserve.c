@@ -265,6 +265,19 @@ static void test_cmdline(void) {
         _cleanup_free_ char *s = NULL;
         int r;
 
+        /* The id goes before "--": what follows goes to init. */
+        check_with_update_id("console=ttyS0 -- single luod.update_id=" OLD_ID,
+                             "console=ttyS0 luod.update_id=" NEW_ID " -- single luod.update_id=" OLD_ID);
+        /* An unbalanced quote would swallow the id; an over-long line does
+         * not fit COMMAND_LINE_SIZE. */
+        CHECK(kernel_cmdline_with_update_id("a=\"b c", NEW_ID, &s) == -EINVAL);
+        {
+                char longline[2100];
+                memset(longline, 'x', sizeof(longline) - 1);
+                longline[sizeof(longline) - 1] = '\0';
+                CHECK(kernel_cmdline_with_update_id(longline, NEW_ID, &s) == -E2BIG);
+        }
+
         /* Replaces an old update id, keeps the rest (as /proc/cmdline reads). */
         check_with_update_id("console=ttyS0 luod.update_id=" OLD_ID " quiet kho=on\n",
                              "console=ttyS0 quiet kho=on luod.update_id=" NEW_ID);

@@ -30,6 +30,7 @@ uint64_t luod_start_tsc, luod_start_boottime_us;
 
 static const char *arg_bus_address;
 static const char *arg_state_dir = "/var/lib/luod";
+static const char *arg_runtime_dir = "/run/luod";
 static uint64_t arg_driver_wait_usec = 30 * 1000 * 1000;
 static int bus_open(Manager *m) {
         int r;
@@ -73,16 +74,18 @@ static void help(void) {
                "     --version            Show the version\n"
                "     --bus-address=ADDR   Serve on this D-Bus address instead of the system bus\n"
                "     --state-dir=DIR      State file and reports (default /var/lib/luod)\n"
+               "     --runtime-dir=DIR    Initrd copies and the initrd backend's state (default /run/luod)\n"
                "     --driver-wait=SEC    Bound on waiting for each PF driver at restore (default 30)\n");
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_VERSION = 0x100, ARG_BUS_ADDRESS, ARG_STATE_DIR, ARG_DRIVER_WAIT };
+        enum { ARG_VERSION = 0x100, ARG_BUS_ADDRESS, ARG_STATE_DIR, ARG_RUNTIME_DIR, ARG_DRIVER_WAIT };
         static const struct option options[] = {
                 { "help",        no_argument,       NULL, 'h'             },
                 { "version",     no_argument,       NULL, ARG_VERSION     },
                 { "bus-address", required_argument, NULL, ARG_BUS_ADDRESS },
                 { "state-dir",   required_argument, NULL, ARG_STATE_DIR   },
+                { "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
                 { "driver-wait", required_argument, NULL, ARG_DRIVER_WAIT },
                 {}
         };
@@ -101,6 +104,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_STATE_DIR:
                         arg_state_dir = optarg;
+                        break;
+                case ARG_RUNTIME_DIR:
+                        arg_runtime_dir = optarg;
                         break;
                 case ARG_DRIVER_WAIT: {
                         char *end;
@@ -134,6 +140,7 @@ int main(int argc, char *argv[]) {
                 return r < 0 ? 1 : 0;
 
         m.state_dir = arg_state_dir;
+        m.runtime_dir = arg_runtime_dir;
         m.driver_wait_usec = arg_driver_wait_usec;
         m.state = strdup("idle");
         m.update_id = strdup("");

@@ -25,10 +25,25 @@
 /* Read at the top of main(): when luod started in this kernel. */
 extern uint64_t luod_start_tsc, luod_start_boottime_us;
 
-static const char *const initrd_state_paths[] = {
-        "/run/luod/state.luod-state",   /* moved there by the initramfs-tools hook */
-        "/luod/state.luod-state",       /* still in the initramfs (no switch_root) */
-};
+/* Where the initrd backend's state can be: <runtime_dir>/state.luod-state
+ * (moved there by the initramfs-tools hook), /luod/state.luod-state (still
+ * in the initramfs, no switch_root).  The second only with the default
+ * runtime dir, so a luod with its own dirs never touches the host's. */
+static size_t initrd_state_paths(const Manager *m, char paths[2][PATH_MAX]) {
+        snprintf(paths[0], PATH_MAX, "%s/state.luod-state", m->runtime_dir);
+        if (strcmp(m->runtime_dir, "/run/luod") != 0)
+                return 1;
+        snprintf(paths[1], PATH_MAX, "/luod/state.luod-state");
+        return 2;
+}
+
+static void initrd_state_remove(const Manager *m) {
+        char paths[2][PATH_MAX];
+        size_t n = initrd_state_paths(m, paths);
+
+        for (size_t i = 0; i < n; i++)
+                (void) unlink(paths[i]);
+}
 
 static inline void json_object_putp(json_object **o) {
         json_object_put(*o);
@@ -300,9 +315,9 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         if (strcmp(backend, "initrd") == 0) {
                 /* The state rides in the initrd: persist before the load. */
                 stamp(&s, "persist-start");
-                if (asprintf(&out, "/run/luod/initrd-%s", s.update_id) < 0)
+                if (asprintf(&out, "%s/initrd-%s", m->runtime_dir, s.update_id) < 0)
                         return -ENOMEM;
-                (void) mkdir("/run/luod", 0700);
+                (void) mkdir(m->runtime_dir, 0700);
                 r = state_buffer(&s, &buf, &size);
                 if (r >= 0)
                         r = initrd_append_state(initrd, out, buf, size);
@@ -415,8 +430,7 @@ static int method_discard(sd_bus_message *msg, void *userdata, sd_bus_error *err
         r = file_remove(m->state_dir);
         if (r < 0 && r != -ENOENT)
                 return sd_bus_error_set_errnof(error, -r, "Removing %s/state.luod-state: %m", m->state_dir);
-        for (size_t i = 0; i < ELEMENTSOF(initrd_state_paths); i++)
-                (void) unlink(initrd_state_paths[i]);
+        initrd_state_remove(m);
         m->state_kept = false;
         set_state(m, "idle", "");
         return sd_bus_reply_method_return(msg, NULL);
@@ -469,8 +483,10 @@ static int retrieve(Manager *m, char **buf, size_t *size, const char **backend) 
         }
         if (r != -ENOENT)
                 log_warning_errno(r, "Retrieving the LUO session \"luod\" failed, trying the next backend: %m");
-        for (size_t i = 0; i < ELEMENTSOF(initrd_state_paths); i++) {
-                r = initrd_find_state(initrd_state_paths[i], buf, size);
+        char paths[2][PATH_MAX];
+        size_t n = initrd_state_paths(m, paths);
+        for (size_t i = 0; i < n; i++) {
+                r = initrd_find_state(paths[i], buf, size);
                 if (r >= 0) {
                         *backend = "initrd";
                         return 0;
@@ -598,8 +614,7 @@ int manager_restore_at_start(Manager *m) {
                 close(m->luo_in_fd);
                 m->luo_in_fd = -EBADF;
         }
-        for (size_t i = 0; i < ELEMENTSOF(initrd_state_paths); i++)
-                (void) unlink(initrd_state_paths[i]);
+        initrd_state_remove(m);
         r = file_remove(m->state_dir);
         if (r < 0 && r != -ENOENT)
                 log_warning_errno(r, "Failed to remove %s/state.luod-state: %m", m->state_dir);

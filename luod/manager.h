@@ -16,6 +16,7 @@ typedef struct Manager {
         sd_event *event;
         sd_bus *bus;
         const char *state_dir;          /* /var/lib/luod: state file, reports */
+        const char *runtime_dir;        /* /run/luod: initrd copies, the initrd backend's state */
         uint64_t driver_wait_usec;      /* restore: bound on each PF driver wait */
         char *state;                    /* "idle", "restoring", "restored", "loaded", "failed" */
         char *update_id;                /* last or pending update, "" if none */
@@ -35,7 +36,7 @@ typedef struct Manager {
 } Manager;
 
 /* Runs at start, before the bus name is taken: finds a preserved state
- * (LUO session "luod", then /luod or /run/luod in the initramfs, then
+ * (LUO session "luod", then <runtime_dir> or /luod from the initramfs, then
  * <state_dir>/state.luod-state), refuses it (kept, logged) when the kernel
  * command line lacks its luod.update_id (a cold boot), it is corrupt or its
  * major version is unknown; otherwise restores every PF in parallel, writes

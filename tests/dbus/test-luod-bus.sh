@@ -41,7 +41,7 @@ fi
 grep -q 'org.luod1' <<<"$out" || fail "error does not name org.luod1: $out"
 
 start_luod() {
-	"$build/luod/luod" --bus-address="$addr" --state-dir="$state" 2>"$tmp/luod.log" &
+	"$build/luod/luod" --bus-address="$addr" --state-dir="$state" --runtime-dir="$tmp/run" 2>"$tmp/luod.log" &
 	luod_pid=$!
 	pids+=("$luod_pid")
 	for _ in $(seq 200); do

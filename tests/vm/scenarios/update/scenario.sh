@@ -4,7 +4,8 @@
 # then `luoctl update`.  The second kernel starts luod, which must bring
 # everything back by itself; the inventory must then equal the saved one
 # except for what must change (IOMMU group numbers).
-# Variables set by variants: UPDATE_BACKEND (luo|initrd), UPDATE_BREAK_PF.
+# Variables set by variants: UPDATE_BACKEND (luo|initrd), UPDATE_BREAK_PF,
+# UPDATE_BREAK_HOW (unbind: the PF's driver is gone; remove: the PF is gone).
 
 : "${UPDATE_BACKEND:=luo}"
 IGB_VFS=7
@@ -79,8 +80,15 @@ stage2() {
 	broken=
 	if [ -n "${UPDATE_BREAK_PF:-}" ]; then
 		broken=$(echo $nvmes | cut -d' ' -f2)
-		echo "$broken" >/sys/bus/pci/drivers/nvme/unbind
-		tb_log "unbound the nvme driver from $broken before luod starts"
+		if [ "${UPDATE_BREAK_HOW:-unbind}" = remove ]; then
+			echo 1 >"/sys/bus/pci/devices/$broken/remove"
+			nvmes=$(echo $nvmes | cut -d' ' -f1)
+			broken_why="not found by its identity: No such device"
+		else
+			echo "$broken" >/sys/bus/pci/drivers/nvme/unbind
+			broken_why="waiting for its driver.*Connection timed out"
+		fi
+		tb_log "broke $broken (${UPDATE_BREAK_HOW:-unbind}) before luod starts"
 	fi
 	tb_check "luod starts" tb_start_luod --driver-wait=3
 	tb_show_luod_log
@@ -93,7 +101,7 @@ stage2() {
 	if [ -n "$broken" ]; then
 		tb_check "luod state is failed" sh -c 'luoctl status | grep -q "state:   failed"'
 		tb_check "report: $broken failed, naming the PF and the errno" \
-			grep -q "PF $broken .*waiting for its driver.*Connection timed out" /tmp/report.json
+			grep -q "PF $broken .*$broken_why" /tmp/report.json
 		tb_check "report: the two other PFs ok" test "$(grep -c '"result": "ok"' /tmp/report.json)" -eq 2
 		for pf in $nvmes $igb; do
 			[ "$pf" = "$broken" ] && continue

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "io-util.h"
 #include "kexec.h"
 #include "log.h"
 #include "macro.h"
@@ -276,24 +277,16 @@ static int read_text_file(const char *path, char **ret) {
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return log_error_errno(-errno, "Failed to open %s: %m", path);
-        buf = malloc(CMDLINE_MAX + 1);
+        buf = malloc(CMDLINE_MAX + 2);
         if (!buf)
                 return log_error_errno(-ENOMEM, "Failed to allocate a buffer for %s: %m", path);
-        for (;;) {
-                ssize_t k;
-
-                if (size == CMDLINE_MAX)
-                        return log_error_errno(-EFBIG, "%s is longer than %d bytes", path, CMDLINE_MAX);
-                k = read(fd, buf + size, CMDLINE_MAX - size);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return log_error_errno(-errno, "Failed to read %s: %m", path);
-                }
-                if (k == 0)
-                        break;
-                size += (size_t) k;
-        }
+        /* One byte more than allowed tells an over-long file. */
+        ssize_t k = read_full(fd, buf, CMDLINE_MAX + 1, -1);
+        if (k < 0)
+                return log_error_errno((int) k, "Failed to read %s: %m", path);
+        if (k > CMDLINE_MAX)
+                return log_error_errno(-EFBIG, "%s is longer than %d bytes", path, CMDLINE_MAX);
+        size = (size_t) k;
         buf[size] = 0;
         *ret = buf;
         buf = NULL;

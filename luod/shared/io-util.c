@@ -23,3 +23,22 @@ int write_full(int fd, const void *buf, size_t size, off_t offset) {
         }
         return 0;
 }
+
+ssize_t read_full(int fd, void *buf, size_t size, off_t offset) {
+        char *p = buf;
+        size_t done = 0;
+
+        while (done < size) {
+                ssize_t k = offset < 0 ? read(fd, p + done, size - done)
+                                       : pread(fd, p + done, size - done, offset + (off_t) done);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                done += (size_t) k;
+        }
+        return (ssize_t) done;
+}

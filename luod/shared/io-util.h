@@ -8,3 +8,9 @@
  * offset with pwrite(), retrying on EINTR and short writes.  Returns 0, the
  * negative errno of write()/pwrite(), or -EIO when it wrote nothing. */
 int write_full(int fd, const void *buf, size_t size, off_t offset);
+
+/* Reads up to size bytes from fd at its file offset (offset < 0) or at
+ * offset with pread(), retrying on EINTR and short reads until size bytes
+ * or end of file.  Returns the number of bytes read (< size only at end of
+ * file), or the negative errno of read()/pread(). */
+ssize_t read_full(int fd, void *buf, size_t size, off_t offset);

@@ -976,17 +976,10 @@ int luod_state_read_fd(int fd, LuodState *ret, char **ret_error) {
         if (!buf)
                 return -ENOMEM;
         /* A file that shrinks meanwhile reads short and fails the length check. */
-        while (size < (size_t) st.st_size) {
-                ssize_t k = pread(fd, buf + size, (size_t) st.st_size - size, (off_t) size);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
-                size += (size_t) k;
-        }
+        ssize_t k = read_full(fd, buf, (size_t) st.st_size, 0);
+        if (k < 0)
+                return (int) k;
+        size = (size_t) k;
         return luod_state_parse(buf, size, ret, ret_error);
 }
 

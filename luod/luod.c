@@ -32,6 +32,8 @@ static const char *arg_bus_address;
 static const char *arg_state_dir = "/var/lib/luod";
 static const char *arg_runtime_dir = "/run/luod";
 static uint64_t arg_driver_wait_usec = 30 * 1000 * 1000;
+static unsigned arg_backends = BACKEND_ALL;
+static const char *arg_modules_root = "/lib/modules";
 static int bus_open(Manager *m) {
         int r;
 
@@ -75,11 +77,14 @@ static void help(void) {
                "     --bus-address=ADDR   Serve on this D-Bus address instead of the system bus\n"
                "     --state-dir=DIR      State file and reports (default /var/lib/luod)\n"
                "     --runtime-dir=DIR    Initrd copies and the initrd backend's state (default /run/luod)\n"
-               "     --driver-wait=SEC    Bound on waiting for each PF driver at restore (default 30)\n");
+               "     --driver-wait=SEC    Bound on waiting for each PF driver at restore (default 30)\n"
+               "     --backends=LIST      Preservation backends Update may use, of luo,initrd,file\n"
+               "                          (default all; tried in that order; restore looks in all)\n"
+               "     --modules-root=DIR   Where the new kernel's module indexes are (default /lib/modules)\n");
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_VERSION = 0x100, ARG_BUS_ADDRESS, ARG_STATE_DIR, ARG_RUNTIME_DIR, ARG_DRIVER_WAIT };
+        enum { ARG_VERSION = 0x100, ARG_BUS_ADDRESS, ARG_STATE_DIR, ARG_RUNTIME_DIR, ARG_DRIVER_WAIT, ARG_BACKENDS, ARG_MODULES_ROOT };
         static const struct option options[] = {
                 { "help",        no_argument,       NULL, 'h'             },
                 { "version",     no_argument,       NULL, ARG_VERSION     },
@@ -87,6 +92,8 @@ static int parse_argv(int argc, char *argv[]) {
                 { "state-dir",   required_argument, NULL, ARG_STATE_DIR   },
                 { "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
                 { "driver-wait", required_argument, NULL, ARG_DRIVER_WAIT },
+                { "backends",    required_argument, NULL, ARG_BACKENDS    },
+                { "modules-root", required_argument, NULL, ARG_MODULES_ROOT },
                 {}
         };
         int c;
@@ -116,6 +123,14 @@ static int parse_argv(int argc, char *argv[]) {
                         arg_driver_wait_usec = (uint64_t) v * 1000 * 1000;
                         break;
                 }
+                case ARG_MODULES_ROOT:
+                        arg_modules_root = optarg;
+                        break;
+                case ARG_BACKENDS:
+                        if (backends_from_string(optarg, &arg_backends) < 0)
+                                return log_error_errno(-EINVAL, "Invalid --backends '%s' (comma-separated luo, initrd, file).",
+                                                       optarg);
+                        break;
                 default:
                         return -EINVAL;
                 }
@@ -142,6 +157,8 @@ int main(int argc, char *argv[]) {
         m.state_dir = arg_state_dir;
         m.runtime_dir = arg_runtime_dir;
         m.driver_wait_usec = arg_driver_wait_usec;
+        m.backends = arg_backends;
+        m.modules_root = arg_modules_root;
         m.state = strdup("idle");
         m.update_id = strdup("");
         m.last_error = strdup("");

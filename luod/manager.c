@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "drivers.h"
 #include "kexec.h"
 #include "log.h"
 #include "manager.h"
@@ -131,6 +132,29 @@ static const char *lockdown_mode(char *buf, size_t size) {
                 return "unknown";
         *b = '\0';
         return a + 1;
+}
+
+int backends_from_string(const char *s, unsigned *ret) {
+        unsigned b = 0;
+
+        for (const char *p = s; *p;) {
+                size_t n = strcspn(p, ",");
+                if (n == 3 && strncmp(p, "luo", n) == 0)
+                        b |= BACKEND_LUO;
+                else if (n == 6 && strncmp(p, "initrd", n) == 0)
+                        b |= BACKEND_INITRD;
+                else if (n == 4 && strncmp(p, "file", n) == 0)
+                        b |= BACKEND_FILE;
+                else
+                        return -EINVAL;
+                p += n;
+                if (*p == ',' && *++p == '\0')
+                        return -EINVAL;
+        }
+        if (b == 0)
+                return -EINVAL;
+        *ret = b;
+        return 0;
 }
 
 /* "luo" when /dev/liveupdate can be opened now; else why not is logged. */
@@ -291,7 +315,39 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                         return sd_bus_error_set_errnof(error, ERANGE, "PF %s: sriov_numvfs %u > sriov_totalvfs %u",
                                                        s.pfs[i].identity, s.pfs[i].numvfs, s.pfs[i].totalvfs);
 
-        backend = luo_available() ? "luo" : *initrd ? "initrd" : "file";
+        /* The new kernel must have the drivers of the PFs and VFs, where its
+         * modules are visible here. */
+        char release[KERNEL_RELEASE_MAX];
+        _cleanup_free_ char *drivers_note = NULL, *missing = NULL;
+        r = kernel_image_release(kernel, release, sizeof(release));
+        if (r < 0) {
+                if (asprintf(&drivers_note, "not checked: release of %s unknown (%s)", kernel, strerror(-r)) < 0)
+                        return -ENOMEM;
+                strcpy(release, "");
+        } else {
+                r = drivers_check(&s, m->modules_root, release, &missing);
+                if (r == -ENOPKG)
+                        return sd_bus_error_set_errnof(error, ENOPKG, "The new kernel %s lacks drivers: %s",
+                                                       release, missing);
+                if (r < 0)
+                        return sd_bus_error_set_errnof(error, -r, "Checking the drivers of kernel %s in %s/%s: %m",
+                                                       release, m->modules_root, release);
+                if (asprintf(&drivers_note, r > 0 ? "present in %s/%s" : "not checked: no %s/%s",
+                             m->modules_root, release) < 0)
+                        return -ENOMEM;
+        }
+
+        if ((m->backends & BACKEND_LUO) && luo_available())
+                backend = "luo";
+        else if ((m->backends & BACKEND_INITRD) && *initrd)
+                backend = "initrd";
+        else if (m->backends & BACKEND_FILE)
+                backend = "file";
+        else
+                return sd_bus_error_set_errnof(error, ENOTSUP,
+                                               "No preservation backend usable: %s%s (luod --backends)",
+                                               m->backends & BACKEND_LUO ? "/dev/liveupdate not available" : "",
+                                               m->backends & BACKEND_INITRD ? ", no initrd given" : "");
 
         if (*cmdline_arg)
                 r = kernel_cmdline_with_update_id(cmdline_arg, s.update_id, &cmdline);
@@ -307,6 +363,8 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 plan_build(&s, kernel, initrd, cmdline, backend, lockdown);
         if (!plan)
                 return -ENOMEM;
+        json_object_object_add(plan, "kernel_release", *release ? json_object_new_string(release) : NULL);
+        json_object_object_add(plan, "drivers", json_object_new_string(drivers_note));
         if (flags & UPDATE_DRY_RUN)
                 return sd_bus_reply_method_return(msg, "ss", s.update_id,
                                                   json_object_to_json_string_ext(plan, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
@@ -344,10 +402,11 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 r = state_buffer(&s, &buf, &size);
                 if (r >= 0 && strcmp(backend, "luo") == 0) {
                         r = luo_preserve(buf, size, &m->luo_out_fd);
-                        if (r < 0) {
+                        if (r < 0 && (m->backends & BACKEND_FILE)) {
                                 log_warning_errno(r, "Preserving the state in LUO failed, using %s/state.luod-state: %m",
                                                   m->state_dir);
                                 backend = "file";
+                                r = 0;
                         }
                 }
                 if (r >= 0 && strcmp(backend, "file") == 0)

@@ -12,12 +12,25 @@
 #define UPDATE_VIA_SYSTEMD    (UINT64_C(1) << 1)
 #define UPDATE_FLAGS_ALL      (UPDATE_DRY_RUN | UPDATE_VIA_SYSTEMD)
 
+/* Preservation backends Update may use (luod --backends), tried in this
+ * order: LUO session, state appended to the initrd, state file. */
+#define BACKEND_LUO           (1U << 0)
+#define BACKEND_INITRD        (1U << 1)
+#define BACKEND_FILE          (1U << 2)
+#define BACKEND_ALL           (BACKEND_LUO | BACKEND_INITRD | BACKEND_FILE)
+
+/* Parses a comma-separated list of "luo", "initrd", "file" into BACKEND_*
+ * bits.  Returns 0, or -EINVAL for an empty list or an unknown name. */
+int backends_from_string(const char *s, unsigned *ret);
+
 typedef struct Manager {
         sd_event *event;
         sd_bus *bus;
         const char *state_dir;          /* /var/lib/luod: state file, reports */
         const char *runtime_dir;        /* /run/luod: initrd copies, the initrd backend's state */
         uint64_t driver_wait_usec;      /* restore: bound on each PF driver wait */
+        const char *modules_root;       /* /lib/modules: the new kernel's module indexes */
+        unsigned backends;              /* BACKEND_*: what Update may use; restore looks everywhere */
         char *state;                    /* "idle", "restoring", "restored", "loaded", "failed" */
         char *update_id;                /* last or pending update, "" if none */
         char *last_error;               /* "" if none */

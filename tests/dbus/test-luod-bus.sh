@@ -41,7 +41,7 @@ fi
 grep -q 'org.luod1' <<<"$out" || fail "error does not name org.luod1: $out"
 
 start_luod() {
-	"$build/luod/luod" --bus-address="$addr" --state-dir="$state" --runtime-dir="$tmp/run" 2>"$tmp/luod.log" &
+	"$build/luod/luod" --bus-address="$addr" --state-dir="$state" --runtime-dir="$tmp/run" "$@" 2>"$tmp/luod.log" &
 	luod_pid=$!
 	pids+=("$luod_pid")
 	for _ in $(seq 200); do
@@ -154,4 +154,18 @@ cmp -s "$src/proto/state-example.luod-state" "$state/state.luod-state" || fail "
 [[ ! -e $state/state.luod-state ]] || fail "discard left the state"
 [[ $(prop State) == 's "idle"' ]] || fail "discard: State $(prop State)"
 stop_luod
+
+# --backends: a bad list is refused at start; with only LUO and the initrd
+# allowed, an update without /dev/liveupdate and without an initrd is
+# refused before anything is touched, saying why.
+out=$("$build/luod/luod" --backends=luo,tape 2>&1) && fail "luod accepted --backends=luo,tape"
+grep -q "Invalid --backends 'luo,tape'" <<<"$out" || fail "bad --backends: $out"
+if [[ ! -e /dev/liveupdate ]]; then
+	start_luod --backends=luo,initrd
+	out=$(call Update ssst /etc/hostname "" "" 0 2>&1) && fail "update without a usable backend accepted"
+	grep -q "No preservation backend usable: /dev/liveupdate not available, no initrd given" <<<"$out" ||
+		fail "no backend: $out"
+	[[ $(prop State) == 's "idle"' ]] || fail "no backend: State $(prop State)"
+	stop_luod
+fi
 echo "ok: luod/luoctl on a private dbus-daemon; busctl and gdbus agree with proto/; errors, privileges, refusals"

@@ -29,6 +29,20 @@ tb_init() {
 	TB_TSC0=$(tb-clock tsc)
 	tb_say "HOSTMARK init-stage$TB_STAGE"
 	tb_log "stage $TB_STAGE, kernel $(uname -r), uptime $TB_UPTIME0 s${TB_BREAK:+, break=$TB_BREAK}"
+	# hardware `disk SIZE`: the persistent disk holds /var/lib/luod.
+	if grep -q '^disk ' /luod-tb/hardware; then
+		for _ in $(seq 50); do [ -b /dev/vda ] && break; sleep 0.1; done
+		mount -t ext4 /dev/vda /var/lib/luod || tb_abort "cannot mount the disk /dev/vda on /var/lib/luod"
+	fi
+}
+
+# Cold boot: power off, and the runner starts QEMU again (same disk) with
+# luod_tb.stage=$1 -- a plain boot, no kexec, nothing carried in RAM.
+tb_powercycle() {
+	grep -q ' /var/lib/luod ' /proc/mounts && umount /var/lib/luod
+	sync
+	tb_say "POWERCYCLE $1"
+	poweroff -f
 }
 
 tb_check() {  # tb_check "what" command args...

@@ -4,10 +4,14 @@
 # then `luoctl update`.  The second kernel starts luod, which must bring
 # everything back by itself; the inventory must then equal the saved one
 # except for what must change (IOMMU group numbers).
-# Variables set by variants: UPDATE_BACKEND (luo|initrd), UPDATE_BREAK_PF,
-# UPDATE_BREAK_HOW (unbind: the PF's driver is gone; remove: the PF is gone).
+# Variables set by variants: UPDATE_BACKEND (luo|initrd|file), UPDATE_BREAK_PF,
+# UPDATE_BREAK_HOW (unbind: the PF's driver is gone; remove: the PF is gone;
+# vfio: the PF is driven by vfio-pci, which refuses the sriov_numvfs write),
+# UPDATE_COLD (the new kernel does not start luod; a cold boot follows).
 
 : "${UPDATE_BACKEND:=luo}"
+LUOD_ARGS=
+[ "$UPDATE_BACKEND" = file ] && LUOD_ARGS=--backends=file
 IGB_VFS=7
 
 pf_of_kind() { for pf in $(tb_pfs); do [ "$(tb_pf_kind "$pf")" = "$1" ] && echo "$pf"; done; }
@@ -19,7 +23,7 @@ stage1() {
 	nvmes=$(pf_of_kind nvme) igb=$(pf_of_kind igb)
 	tb_check "two nvme PFs ($(echo $nvmes)) and one igb PF ($igb)" \
 		test "$(echo $nvmes | wc -w)" -eq 2 -a -n "$igb"
-	tb_check "luod starts on the system bus" tb_start_luod
+	tb_check "luod starts on the system bus" tb_start_luod $LUOD_ARGS
 	tb_check "luoctl status says idle" sh -c 'luoctl status | grep -q "state:   idle"'
 
 	for pf in $nvmes $igb; do
@@ -51,6 +55,13 @@ stage1() {
 	luoctl update --kernel /luod-tb/bzImage --initrd /tmp/initrd2 --dry-run >/tmp/plan 2>&1
 	tb_check "luoctl update --dry-run plans the $UPDATE_BACKEND backend" grep -q "\"backend\": \"$UPDATE_BACKEND\"" /tmp/plan
 	tb_check "dry run changed nothing (state idle)" sh -c 'luoctl status | grep -q "state:   idle"'
+	tb_check "preflight: the new kernel has the PF and VF drivers" \
+		grep -q '"drivers": "present in /lib/modules/' /tmp/plan
+	mount --bind /luod-tb/modules-no-igb /lib/modules
+	luoctl update --kernel /luod-tb/bzImage --initrd /tmp/initrd2 --dry-run >/tmp/plan-no-igb 2>&1
+	umount /lib/modules
+	tb_check "preflight: a new kernel without igb is refused, naming the PF" \
+		grep -q "lacks drivers: PF $igb (igb): no driver in .* matches pci:v00008086" /tmp/plan-no-igb
 	tb_check "a missing kernel image is refused, naming it" \
 		sh -c 'luoctl update --kernel /nonexistent --yes 2>&1 | grep -q "/nonexistent"'
 	tb_check "a file kexec cannot load is refused, nothing changes" \
@@ -77,6 +88,12 @@ stage2() {
 	tb_say "HOSTMARK stage2-init"
 	nvmes=$(pf_of_kind nvme) igb=$(pf_of_kind igb)
 	tb_check "booted with luod.update_id" grep -q 'luod.update_id=' /proc/cmdline
+	if [ -n "${UPDATE_COLD:-}" ]; then
+		# luod never runs in this kernel: the state stays on the disk.
+		tb_check "state file on the disk after the kexec" test -s /var/lib/luod/state.luod-state
+		cp /var/lib/luod/state.luod-state /var/lib/luod/state.copy
+		tb_powercycle 3
+	fi
 	broken=
 	if [ -n "${UPDATE_BREAK_PF:-}" ]; then
 		broken=$(echo $nvmes | cut -d' ' -f2)
@@ -84,6 +101,13 @@ stage2() {
 			echo 1 >"/sys/bus/pci/devices/$broken/remove"
 			nvmes=$(echo $nvmes | cut -d' ' -f1)
 			broken_why="not found by its identity: No such device"
+		elif [ "${UPDATE_BREAK_HOW:-unbind}" = vfio ]; then
+			echo vfio-pci >"/sys/bus/pci/devices/$broken/driver_override"
+			echo "$broken" >/sys/bus/pci/drivers/nvme/unbind
+			echo "$broken" >/sys/bus/pci/drivers_probe
+			tb_check "$broken now driven by vfio-pci" \
+				test "$(basename "$(readlink "/sys/bus/pci/devices/$broken/driver")")" = vfio-pci
+			broken_why="writing sriov_numvfs 8: No such file or directory"
 		else
 			echo "$broken" >/sys/bus/pci/drivers/nvme/unbind
 			broken_why="waiting for its driver.*Connection timed out"
@@ -110,6 +134,8 @@ stage2() {
 			tb_check "$pf restored exactly ($(wc -l </tmp/want.$pf) fields)" cmp /tmp/want.$pf /tmp/have.$pf
 		done
 		tb_check "the preserved state is kept (state file)" test -s /var/lib/luod/state.luod-state
+		[ "${UPDATE_BREAK_HOW:-}" = vfio ] &&
+			tb_check "$broken: no VFs, as the kernel refused" grep -qx 0 "/sys/bus/pci/devices/$broken/sriov_numvfs"
 		tb_finish
 		return
 	fi
@@ -138,5 +164,25 @@ stage2() {
 		ms=$(awk -v p="\"$phase\"" '$0 ~ p { getline; gsub(/[^0-9.]/, ""); print; exit }' /tmp/report.json)
 		[ -n "$ms" ] && tb_figure "$phase" "$ms" ms
 	done
+	tb_finish
+}
+
+# UPDATE_COLD: a plain boot with the state of an update that was never
+# restored on the disk.  luod must apply nothing, say why, keep the state.
+stage3() {
+	tb_check "a cold boot: no luod.update_id" sh -c '! grep -q luod.update_id= /proc/cmdline'
+	tb_check "the state file survived the power cycle" cmp /var/lib/luod/state.copy /var/lib/luod/state.luod-state
+	tb_check "luod starts" tb_start_luod $LUOD_ARGS
+	tb_show_luod_log
+	tb_check "luod logs why it refuses the state" \
+		grep -q "Refusing the preserved state .*no luod.update_id" /tmp/luod.log
+	luoctl status >/tmp/status 2>&1
+	tb_info </tmp/status
+	tb_check "luoctl status says failed, naming the cold boot" grep -q "no luod.update_id" /tmp/status
+	for pf in $(tb_pfs); do
+		tb_check "$pf: nothing applied (sriov_numvfs 0)" grep -qx 0 "/sys/bus/pci/devices/$pf/sriov_numvfs"
+	done
+	tb_check "the state is kept, byte for byte" cmp /var/lib/luod/state.copy /var/lib/luod/state.luod-state
+	tb_check "luoctl discard drops it" sh -c 'luoctl discard && test ! -e /var/lib/luod/state.luod-state'
 	tb_finish
 }

@@ -1,0 +1,53 @@
+# kexec with VFs enabled on 4 PFs; stage 2 measures kernel start -> init
+# and the SR-IOV re-enable right after boot, and checks the settle rule:
+# after VF Enable is cleared, nothing re-enables the VFs within 1 s.
+VFS=8
+
+stage1() {
+	pfs=$(tb_pfs)
+	tb_check "4 SR-IOV PFs" test "$(echo $pfs | wc -w)" -eq 4
+	for pf in $pfs; do
+		tb_check "$pf: $VFS VFs enabled" tb_enable_vfs "$pf" "$VFS"
+	done
+	cmdline=$(sed 's/luod_tb\.stage=[0-9]*/luod_tb.stage=2/' /proc/cmdline)
+	tb_check "kexec -s -l the same kernel" \
+		kexec -s -l /luod-tb/bzImage --initrd=/luod-tb/initrd.gz --command-line="$cmdline"
+	[ "$TB_FAILED" -eq 0 ] || { tb_finish; return; }
+	tb_say "HOSTMARK kexec-e"
+	kexec -e
+	tb_abort "kexec -e returned: $?"
+}
+
+stage2() {
+	# Kernel start to init in this kernel (guest clock): PCI enumeration,
+	# and on a base kernel the 1 s settle sleep per PF found with VF Enable
+	# set.  The host's kexec-e -> init-stage2 marks add the old kernel's
+	# shutdown (bench/kexec-settle).
+	tb_figure stage2-uptime-at-init "$(awk -v u="$TB_UPTIME0" 'BEGIN { printf "%.0f", u * 1000 }')" ms
+	pfs=$(tb_pfs)
+	for pf in $pfs; do
+		tb_check "$pf: sriov_numvfs 0 after the kexec" grep -qx 0 "/sys/bus/pci/devices/$pf/sriov_numvfs"
+	done
+	# SR-IOV re-enable right after boot, PF after PF (what luod would do
+	# first; no settle may be left to wait out by now).
+	t0=$(tb_us)
+	for pf in $pfs; do
+		tb_check "$pf: $VFS VFs re-enabled" tb_enable_vfs "$pf" "$VFS"
+	done
+	tb_figure reenable-4pf-after-boot "$(tb_elapsed_ms "$t0" "$(tb_us)")" ms
+
+	# The settle rule still holds: disable, then re-enable at once.
+	pf=$(echo $pfs | cut -d' ' -f1)
+	t0=$(tb_us)
+	echo 0 >"/sys/bus/pci/devices/$pf/sriov_numvfs"
+	t1=$(tb_us)
+	echo "$VFS" >"/sys/bus/pci/devices/$pf/sriov_numvfs"
+	t2=$(tb_us)
+	off=$(tb_elapsed_ms "$t0" "$t1") on=$(tb_elapsed_ms "$t1" "$t2")
+	tb_figure disable-1pf "$off" ms
+	tb_figure immediate-reenable-1pf "$on" ms
+	tb_check "VF Enable cleared -> set again no sooner than 1 s (disable took $off ms)" \
+		awk -v t="$(tb_elapsed_ms "$t0" "$t1")" 'BEGIN { exit !(t >= 1000) }'
+	tb_check "$pf: the immediate re-enable gave $VFS VFs" grep -qx "$VFS" "/sys/bus/pci/devices/$pf/sriov_numvfs"
+	tb_finish
+}

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "drivers.h"
 #include "kexec.h"
+#include "kmsg.h"
 #include "log.h"
 #include "manager.h"
 #include "preserve.h"
@@ -648,7 +649,13 @@ int manager_restore_at_start(Manager *m) {
                 return log_error_errno(rr, "Restore of update %s: %m", s.update_id);
         uint64_t end_tsc = tsc_read();
 
-        m->report = report_build(&s, backend, pfs, luod_start_tsc, luod_start_boottime_us, end_tsc);
+        /* After the restore, so as not to add to the blackout; only what
+         * this kernel logged before luod started counts. */
+        KernelBootLog kboot = {};
+        r = kmsg_read_boot("/dev/kmsg", luod_start_boottime_us, &kboot);
+        if (r < 0)
+                log_warning_errno(r, "Cannot read /dev/kmsg, the report has no kernel-pci-enumeration: %m");
+        m->report = report_build(&s, backend, pfs, luod_start_tsc, luod_start_boottime_us, end_tsc, &kboot);
         if (m->report)
                 (void) write_report(m, s.update_id);
         size_t failed = 0;

@@ -47,7 +47,8 @@ static double us_ms(uint64_t a, uint64_t b) {
 }
 
 json_object *report_build(const LuodState *want, const char *backend, const PfRestore *pfs,
-                          uint64_t luod_start_tsc, uint64_t boottime_us, uint64_t restore_end_tsc) {
+                          uint64_t luod_start_tsc, uint64_t boottime_us, uint64_t restore_end_tsc,
+                          const KernelBootLog *kboot) {
         json_object *o = json_object_new_object(), *phases = json_object_new_array(),
                     *jpfs = json_object_new_array();
         const StateTimestamp *persist = ts_find(want, "persist-start");
@@ -83,10 +84,14 @@ json_object *report_build(const LuodState *want, const char *backend, const PfRe
 
                 add_phase(phases, "persist-and-kexec", to_luod - boot);
                 add_phase(phases, "kernel-boot-to-luod-start", boot);
+                if (kboot && kboot->pci_devices > 0)
+                        add_phase(phases, "kernel-pci-enumeration",
+                                  (double) (kboot->pci_last_us - kboot->pci_first_us) / 1000.0);
                 add_phase(phases, "restore", tsc_ms(want, luod_start_tsc, restore_end_tsc));
                 add_phase(phases, "total-blackout", tsc_ms(want, persist->tsc, restore_end_tsc));
         }
         json_object_object_add(o, "phases", phases);
+        json_object_object_add(o, "pci_devices_found", json_object_new_int64(kboot ? kboot->pci_devices : 0));
 
         for (size_t i = 0; i < want->n_pfs; i++) {
                 const PfRestore *p = &pfs[i];

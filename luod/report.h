@@ -4,6 +4,7 @@
 #include <json-c/json.h>
 
 #include "inventory.h"
+#include "kmsg.h"
 #include "restore.h"
 
 /* Builds the report of an update as JSON (see luoctl(8) `report --json`):
@@ -13,15 +14,20 @@
  *     start: TSC across both kernels minus CLOCK_BOOTTIME),
  *     kernel-boot-to-luod-start (CLOCK_BOOTTIME at luod start), restore
  *     (luod start to the last PF verified), total-blackout (persist-start to
- *     the last PF verified),
+ *     the last PF verified); and, inside kernel-boot-to-luod-start,
+ *     kernel-pci-enumeration (kernel log time from the first to the last PCI
+ *     device found; on a kernel that sleeps 1 s per PF found with VF Enable
+ *     set, those sleeps are in it), left out when kboot found no device,
+ *   pci_devices_found: how many devices that enumeration found,
  *   pfs: [ { bdf, recorded_bdf, identity, numvfs, result "ok"|"failed",
  *            error, driver_wait_ms, enable_ms, settings_ms, bind_ms,
  *            verify_ms, total_ms } ]
  * want: the preserved state with its timestamps (TSC ticks); luod_start_tsc
  * and boottime_us: read when luod started in the new kernel; restore_end_tsc:
- * after the last PF.  A phase whose timestamps are missing is left out; the
+ * after the last PF; kboot: this kernel's log, read at luod start (or NULL).  A phase whose timestamps are missing is left out; the
  * phases that span the kexec are left out when tsc_khz is 0.  "approximate"
  * is true then, and with the initrd backend (its state was written before
  * the kexec load, so the blackout figures include the load).  Returns a new object, NULL on OOM. */
 json_object *report_build(const LuodState *want, const char *backend, const PfRestore *pfs,
-                          uint64_t luod_start_tsc, uint64_t boottime_us, uint64_t restore_end_tsc);
+                          uint64_t luod_start_tsc, uint64_t boottime_us, uint64_t restore_end_tsc,
+                          const KernelBootLog *kboot);

@@ -158,9 +158,11 @@ stage2() {
 	tb_check "ip link: igb VF 4 VLAN 4000 qos 3" grep -Eq "vf 4 .*vlan 4000, qos 3" /tmp/iplink
 	tb_check "report: all 3 PFs ok" test "$(grep -c '"result": "ok"' /tmp/report.json)" -eq 3
 	tb_check "report: total-blackout phase measured" grep -q '"total-blackout"' /tmp/report.json
+	tb_check "report: the new kernel's PCI enumeration measured (kernel log)" \
+		grep -q '"kernel-pci-enumeration"' /tmp/report.json
 	tb_check "report written to /var/lib/luod/report.json" test -s /var/lib/luod/report.json
 	tb_check "preserved state dropped after a full restore" test ! -e /var/lib/luod/state.luod-state
-	for phase in persist-and-kexec kernel-boot-to-luod-start restore total-blackout; do
+	for phase in persist-and-kexec kernel-boot-to-luod-start kernel-pci-enumeration restore total-blackout; do
 		ms=$(awk -v p="\"$phase\"" '$0 ~ p { getline; gsub(/[^0-9.]/, ""); print; exit }' /tmp/report.json)
 		[ -n "$ms" ] && tb_figure "$phase" "$ms" ms
 	done

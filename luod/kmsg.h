@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdint.h>
+
+/* What this kernel's log says about its own boot, for the report. */
+typedef struct KernelBootLog {
+        uint64_t pci_first_us;  /* CLOCK_MONOTONIC (kernel log time), first PCI device found; 0 = none */
+        uint64_t pci_last_us;   /* the last device found before luod started */
+        unsigned pci_devices;   /* "pci BDF: [vvvv:dddd] type 0N class 0x..." records seen */
+} KernelBootLog;
+
+/* Reads the kernel log records present now from path (/dev/kmsg, opened
+ * non-blocking, one record per read(); a regular file of records works too)
+ * and finds the span of PCI enumeration: the records the PCI core writes
+ * for each device it finds (pci_setup_device(): "pci 0000:01:00.0:
+ * [1b36:0010] type 00 class 0x010802 ...").  On a kernel that sleeps in
+ * sriov_init() for a PF found with VF Enable set, that sleep is inside the
+ * span.  Records stamped after until_us (kernel log time, us; 0 = no bound)
+ * are not counted: luod reads the log after its restore, whose new VFs log
+ * the same lines.  Returns 0 (fields 0 when nothing matched), or a negative
+ * errno of open/read. */
+int kmsg_read_boot(const char *path, uint64_t until_us, KernelBootLog *ret);

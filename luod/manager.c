@@ -463,9 +463,12 @@ static int method_get_report(sd_bus_message *msg, void *userdata, sd_bus_error *
 
         if (!m->report) {
                 snprintf(path, sizeof(path), "%s/report.json", m->state_dir);
+                if (access(path, F_OK) < 0)
+                        return sd_bus_error_set_errnof(error, errno, "No update report in %s: %m", path);
                 loaded = json_object_from_file(path);
                 if (!loaded)
-                        return sd_bus_error_set_errnof(error, ENOENT, "No update report in %s", path);
+                        return sd_bus_error_set_errnof(error, EBADMSG, "The update report %s is unreadable or not JSON (%s)",
+                                                       path, json_util_get_last_err() ?: "?");
         }
         return sd_bus_reply_method_return(msg, "s", json_object_to_json_string_ext(
                                                   m->report ?: loaded, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));

@@ -84,6 +84,10 @@ fi
 # Methods: errors name the object and the errno.
 out=$("$build/luod/luoctl" --bus-address="$addr" report 2>&1) && fail "report without a report succeeded"
 grep -q "No update report in $state/report.json" <<<"$out" || fail "report error: $out"
+echo '{"truncated":' >"$state/report.json"
+out=$("$build/luod/luoctl" --bus-address="$addr" report 2>&1) && fail "a corrupt report was shown"
+grep -q "The update report $state/report.json is unreadable or not JSON" <<<"$out" || fail "corrupt report: $out"
+rm "$state/report.json"
 call() { busctl --address="$addr" call org.luod1 /org/luod1 org.luod1.Manager "$@"; }
 out=$(call Update ssst relative/bzImage "" "" 0 2>&1) && fail "relative kernel accepted"
 grep -q "absolute path" <<<"$out" || fail "relative kernel: $out"

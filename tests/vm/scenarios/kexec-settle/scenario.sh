@@ -13,6 +13,15 @@ stage1() {
 	tb_check "kexec -s -l the same kernel" \
 		kexec -s -l /luod-tb/bzImage --initrd=/luod-tb/initrd.gz --command-line="$cmdline"
 	[ "$TB_FAILED" -eq 0 ] || { tb_finish; return; }
+	if [ -n "${KEXEC_SETTLE_DISABLE_FIRST:-}" ]; then
+		tb_say "HOSTMARK disable-start"
+		t0=$(tb_us)
+		for pf in $pfs; do echo 0 >"/sys/bus/pci/devices/$pf/sriov_numvfs" & done
+		wait
+		tb_figure disable-4pf-parallel "$(tb_elapsed_ms "$t0" "$(tb_us)")" ms
+	else
+		tb_say "HOSTMARK disable-start"
+	fi
 	tb_say "HOSTMARK kexec-e"
 	kexec -e
 	tb_abort "kexec -e returned: $?"

@@ -235,6 +235,50 @@ static int read_proc_cmdline(char *buf, size_t size) {
         return r;
 }
 
+static uint64_t now_us(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+typedef struct UpdateCall {
+        uint64_t start_us;
+        sd_bus_message *reply;  /* owned */
+} UpdateCall;
+
+static int on_update_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        UpdateCall *c = userdata;
+
+        c->reply = sd_bus_message_ref(m);
+        return 0;
+}
+
+/* Prints Phase changes of org.luod1.Manager: "[  123 ms] snapshot". */
+static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        UpdateCall *c = userdata;
+        const char *iface, *name, *value;
+        int r;
+
+        r = sd_bus_message_read(m, "s", &iface);
+        if (r < 0 || strcmp(iface, LUOD_MANAGER_IFACE) != 0)
+                return 0;
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        while (r > 0 && (r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+                r = sd_bus_message_read(m, "s", &name);
+                if (r >= 0 && strcmp(name, "Phase") == 0) {
+                        r = sd_bus_message_read(m, "v", "s", &value);
+                        if (r >= 0 && *value)
+                                printf("[%6" PRIu64 " ms] %s\n", (now_us() - c->start_us) / 1000, value);
+                        fflush(stdout);
+                } else if (r >= 0)
+                        r = sd_bus_message_skip(m, "v");
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(m);
+        }
+        return 0;
+}
+
 static int verb_update(const char *kernel, const char *initrd, const char *append, bool dry_run,
                        bool yes, bool via_systemd) {
         _cleanup_(bus_unrefp) sd_bus *bus = NULL;
@@ -275,10 +319,25 @@ static int verb_update(const char *kernel, const char *initrd, const char *appen
         if (bus_connect(&bus) < 0)
                 return 1;
         /* Preflight, snapshot, persist and the kexec load run before the
-         * reply; kexec -e right after it. */
-        r = sd_bus_call_method(bus, LUOD_BUS_NAME, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "Update",
-                               &error, &reply, "ssst", kpath, ipath, cmdline,
-                               (dry_run ? UPDATE_DRY_RUN : 0) | (via_systemd ? UPDATE_VIA_SYSTEMD : 0));
+         * reply; kexec -e right after it.  Meanwhile luod signals each step
+         * (property Phase), printed as it comes. */
+        UpdateCall call = { .start_us = now_us() };
+        r = sd_bus_match_signal(bus, NULL, NULL, LUOD_OBJECT_PATH, "org.freedesktop.DBus.Properties",
+                                "PropertiesChanged", on_properties_changed, &call);
+        if (r >= 0)
+                r = sd_bus_call_method_async(bus, NULL, LUOD_BUS_NAME, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE,
+                                             "Update", on_update_reply, &call, "ssst", kpath, ipath, cmdline,
+                                             (dry_run ? UPDATE_DRY_RUN : 0) | (via_systemd ? UPDATE_VIA_SYSTEMD : 0));
+        while (r >= 0 && !call.reply) {
+                r = sd_bus_process(bus, NULL);
+                if (r == 0)
+                        r = sd_bus_wait(bus, UINT64_MAX);
+        }
+        if (r >= 0 && sd_bus_message_is_method_error(call.reply, NULL)) {
+                sd_bus_error_copy(&error, sd_bus_message_get_error(call.reply));
+                r = -sd_bus_error_get_errno(&error) ?: -EIO;
+        }
+        reply = call.reply;
         if (r >= 0)
                 r = sd_bus_message_read(reply, "ss", &id, &plan);
         if (r < 0) {

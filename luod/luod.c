@@ -162,7 +162,8 @@ int main(int argc, char *argv[]) {
         m.state = strdup("idle");
         m.update_id = strdup("");
         m.last_error = strdup("");
-        if (!m.state || !m.update_id || !m.last_error) {
+        m.phase = strdup("");
+        if (!m.state || !m.update_id || !m.last_error || !m.phase) {
                 log_error_errno(-ENOMEM, "Out of memory");
                 manager_done(&m);
                 return 1;

@@ -96,6 +96,20 @@ static void set_state(Manager *m, const char *state, const char *error) {
                                                       "State", "LastError", "UpdateId", NULL);
 }
 
+/* The step Update is in, for live progress (property Phase). */
+static void set_phase(Manager *m, const char *phase) {
+        (void) set_string(&m->phase, phase);
+        if (m->bus) {
+                (void) sd_bus_emit_properties_changed(m->bus, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "Phase", NULL);
+                (void) sd_bus_flush(m->bus);
+        }
+}
+
+static void phase_resetp(Manager **m) {
+        if (*m)
+                set_phase(*m, "");
+}
+
 /* update_id, kernel release, boot id and TSC rate of this kernel. */
 static int state_fill_header(LuodState *s) {
         struct utsname u;
@@ -296,6 +310,8 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                                          "Update %s is already loaded", m->pending.update_id);
 
         /* Preflight: everything that can fail fails before the blackout. */
+        _cleanup_(phase_resetp) Manager *phase_owner = m;
+        set_phase(m, "preflight");
         r = check_image(error, "Kernel image", kernel);
         if (r >= 0 && *initrd)
                 r = check_image(error, "Initrd", initrd);
@@ -306,11 +322,13 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         r = state_fill_header(&s);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Preparing the update state: %m");
+        set_phase(m, "snapshot");
         stamp(&s, "snapshot-start");
         r = sriov_scan(&s);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Scanning the SR-IOV PFs: %m");
         stamp(&s, "snapshot-end");
+        set_phase(m, "preflight");
         for (size_t i = 0; i < s.n_pfs; i++)
                 if (s.pfs[i].numvfs > s.pfs[i].totalvfs)
                         return sd_bus_error_set_errnof(error, ERANGE, "PF %s: sriov_numvfs %u > sriov_totalvfs %u",
@@ -373,6 +391,7 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         set_state(m, "preparing", NULL);
         if (strcmp(backend, "initrd") == 0) {
                 /* The state rides in the initrd: persist before the load. */
+                set_phase(m, "persist");
                 stamp(&s, "persist-start");
                 if (asprintf(&out, "%s/initrd-%s", m->runtime_dir, s.update_id) < 0)
                         return -ENOMEM;
@@ -384,6 +403,7 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                         return update_failed(m, error, r, "Appending the state to %s as %s: %m", initrd, out);
         }
 
+        set_phase(m, "kexec-load");
         stamp(&s, "kexec-load-start");
         r = kexec_load_kernel(kernel, out ?: (*initrd ? initrd : NULL), cmdline, &kerror);
         if (r < 0) {
@@ -397,6 +417,7 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         if (strcmp(backend, "initrd") != 0) {
                 /* Last step before kexec -e: the state carries every
                  * timestamp up to here. */
+                set_phase(m, "persist");
                 stamp(&s, "persist-start");
                 free(buf);
                 buf = NULL;
@@ -514,6 +535,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("State", "s", NULL, offsetof(Manager, state), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("UpdateId", "s", NULL, offsetof(Manager, update_id), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("LastError", "s", NULL, offsetof(Manager, last_error), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Phase", "s", NULL, offsetof(Manager, phase), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_METHOD_WITH_ARGS("GetInventory", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", inventory),
                                 method_get_inventory, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Update",
@@ -704,4 +726,5 @@ void manager_done(Manager *m) {
         free(m->state);
         free(m->update_id);
         free(m->last_error);
+        free(m->phase);
 }

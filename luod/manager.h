@@ -34,6 +34,7 @@ typedef struct Manager {
         char *state;                    /* "idle", "restoring", "restored", "loaded", "failed" */
         char *update_id;                /* last or pending update, "" if none */
         char *last_error;               /* "" if none */
+        char *phase;                    /* Update's current step, "" outside Update */
         json_object *report;            /* the last update's report, or NULL */
 
         /* A loaded update waiting for kexec -e. */

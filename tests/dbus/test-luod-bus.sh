@@ -101,6 +101,13 @@ grep -q 'luod.update_id=' <<<"$out" || fail "dry run plan lacks the update id: $
 grep -q 'backend' <<<"$out" || fail "dry run plan lacks the backend: $out"
 [[ ! -e $state/state.luod-state ]] || fail "dry run wrote a state"
 [[ $(prop State) == 's "idle"' ]] || fail "dry run changed State: $(prop State)"
+# luoctl shows each step of the call as luod signals it (property Phase).
+out=$("$build/luod/luoctl" --bus-address="$addr" update --kernel /etc/hostname --dry-run 2>&1) ||
+	fail "luoctl update --dry-run: $out"
+grep -Eq '^\[ *[0-9]+ ms\] preflight$' <<<"$out" || fail "no live progress (preflight): $out"
+grep -Eq '^\[ *[0-9]+ ms\] snapshot$' <<<"$out" || fail "no live progress (snapshot): $out"
+grep -q '"drivers": "not checked: release of .*hostname unknown' <<<"$out" || fail "plan: drivers: $out"
+[[ $(prop Phase) == 's ""' ]] || fail "Phase after the call: $(prop Phase)"
 out=$(call Update ssst /etc "" "" 1 2>&1) && fail "a directory as kernel accepted"
 grep -q "Kernel image /etc is not a regular file" <<<"$out" || fail "directory kernel: $out"
 # A load kexec refuses: State failed, LastError says why, nothing persisted.

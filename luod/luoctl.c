@@ -78,16 +78,22 @@ static int get_string_property(sd_bus *bus, const char *name, char **ret) {
 
 static int verb_status(void) {
         _cleanup_(bus_unrefp) sd_bus *bus = NULL;
-        _cleanup_free_ char *version = NULL, *state = NULL;
+        _cleanup_free_ char *version = NULL, *state = NULL, *update_id = NULL, *last_error = NULL;
         int r;
 
         r = bus_connect(&bus);
         if (r < 0)
                 return 1;
         if (get_string_property(bus, "Version", &version) < 0 ||
-            get_string_property(bus, "State", &state) < 0)
+            get_string_property(bus, "State", &state) < 0 ||
+            get_string_property(bus, "UpdateId", &update_id) < 0 ||
+            get_string_property(bus, "LastError", &last_error) < 0)
                 return 1;
         printf("luod:    %s\nversion: %s\nstate:   %s\n", LUOD_BUS_NAME, version, state);
+        if (*update_id)
+                printf("update:  %s\n", update_id);
+        if (*last_error)
+                printf("error:   %s\n", last_error);
         return 0;
 }
 

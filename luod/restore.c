@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -81,7 +82,12 @@ static void *worker_run(void *userdata) {
         }
         r = sriov_pf_set_numvfs(&res->bdf, want->numvfs);
         if (r < 0) {
-                fail_pf(res, r, "writing sriov_numvfs %u", want->numvfs);
+                /* A PF driver other than the recorded one is the usual why
+                 * (e.g. vfio-pci without enable_sriov refuses: ENOENT). */
+                bool other = want->driver && w->now->driver && strcmp(want->driver, w->now->driver) != 0;
+                fail_pf(res, r, "writing sriov_numvfs %u%s%s%s%s%s", want->numvfs,
+                        other ? " (driven by " : "", other ? w->now->driver : "",
+                        other ? " now, by " : "", other ? want->driver : "", other ? " when recorded)" : "");
                 return NULL;
         }
         r = sriov_pf_wait_vfs(&res->bdf, want->numvfs, w->opt->vf_wait_usec);

@@ -107,7 +107,7 @@ stage2() {
 			echo "$broken" >/sys/bus/pci/drivers_probe
 			tb_check "$broken now driven by vfio-pci" \
 				test "$(basename "$(readlink "/sys/bus/pci/devices/$broken/driver")")" = vfio-pci
-			broken_why="writing sriov_numvfs 8: No such file or directory"
+			broken_why="writing sriov_numvfs 8 (driven by vfio-pci now, by nvme when recorded): No such file or directory"
 		else
 			echo "$broken" >/sys/bus/pci/drivers/nvme/unbind
 			broken_why="waiting for its driver.*Connection timed out"

@@ -199,6 +199,12 @@ static json_object *plan_build(const LuodState *s, const char *kernel, const cha
         json_object_object_add(o, "cmdline", json_object_new_string(cmdline));
         json_object_object_add(o, "backend", json_object_new_string(backend));
         json_object_object_add(o, "lockdown", json_object_new_string(lockdown));
+        /* Measured (bench/kexec-settle, docs/testbed.md): disabling SR-IOV
+         * first costs ~1 s per PF, serialized by the kernel even from one
+         * writer per PF; left enabled, a kernel with the series settles all
+         * PFs once at kexec, and one without it pays the same 1 s per PF at
+         * the next boot.  Leaving them is never dearer. */
+        json_object_object_add(o, "sriov_at_kexec", json_object_new_string("left enabled"));
         for (size_t i = 0; i < s->n_pfs; i++) {
                 const PfRecord *pf = &s->pfs[i];
                 json_object *p = json_object_new_object();

@@ -65,6 +65,16 @@ typedef struct StateTimestamp {
         uint64_t realtime_ns;   /* CLOCK_REALTIME, ns since the epoch */
 } StateTimestamp;
 
+/* A VF held by a guest: which consumer (RegisterConsumer name) assigned it
+ * to which of its guests; the VF by its PF's stable identity and its index,
+ * never by BDF (BDFs may change across the kexec). */
+typedef struct VfAssignment {
+        char *consumer;
+        char *guest;
+        char *pf_identity;      /* PfRecord.identity */
+        uint32_t vf_index;      /* 0..65535 */
+} VfAssignment;
+
 typedef struct LuodState {
         char update_id[LUOD_UUID_STRING_MAX];   /* UUID of this update */
         char *old_kernel_release;               /* uname -r of the kernel that wrote the state */
@@ -74,6 +84,8 @@ typedef struct LuodState {
         size_t n_timestamps;
         PfRecord *pfs;                          /* n_pfs records, ascending BDF */
         size_t n_pfs;
+        VfAssignment *assignments;              /* state minor >= 1; unique (pf_identity, vf_index) */
+        size_t n_assignments;
 } LuodState;
 
 /* Frees everything s points to (not s itself) and resets *s to all-zero, so
@@ -88,3 +100,16 @@ void luod_state_free(LuodState *s);
  * CLOCK_REALTIME nanoseconds) to s->timestamps.  Returns 0, -EINVAL when
  * name is NULL or empty, or -ENOMEM (s unchanged). */
 int luod_state_add_timestamp(LuodState *s, const char *name, uint64_t tsc, uint64_t realtime_ns);
+
+/* Appends a copy of the assignment to s->assignments.  Returns 0, -EINVAL
+ * for an empty or NULL string or vf_index > 65535, -EEXIST when that VF
+ * (pf_identity, vf_index) is already assigned, or -ENOMEM (s unchanged). */
+int luod_state_add_assignment(LuodState *s, const char *consumer, const char *guest,
+                              const char *pf_identity, uint32_t vf_index);
+
+/* Removes the assignment of VF (pf_identity, vf_index); with guest non-NULL
+ * only when that guest holds it.  Returns 0, or -ENOENT when no such
+ * assignment exists. */
+int luod_state_remove_assignment(LuodState *s, const char *guest, const char *pf_identity, uint32_t vf_index);
+
+void vf_assignment_done(VfAssignment *a);

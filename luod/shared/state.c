@@ -223,6 +223,22 @@ static int state_verify(const LuodState *s, char **error) {
                 if (r < 0)
                         return r;
         }
+
+        for (size_t i = 0; i < s->n_assignments; i++) {
+                const VfAssignment *a = &s->assignments[i];
+
+                snprintf(where, sizeof(where), "assignments[%zu]", i);
+                if (!name_valid(a->consumer, false) || !name_valid(a->guest, false) ||
+                    !name_valid(a->pf_identity, false))
+                        return fail(-EBADMSG, error, where, NULL, "consumer, guest and pf_identity must be non-empty");
+                if (a->vf_index > 65535)
+                        return fail(-EBADMSG, error, where, "vf_index", "above 65535");
+                for (size_t j = 0; j < i; j++)
+                        if (s->assignments[j].vf_index == a->vf_index &&
+                            strcmp(s->assignments[j].pf_identity, a->pf_identity) == 0)
+                                return fail(-EBADMSG, error, where, NULL, "VF %u of %s is assigned twice",
+                                            a->vf_index, a->pf_identity);
+        }
         return 0;
 }
 
@@ -383,6 +399,21 @@ static int state_to_json(const LuodState *s, json_object *o) {
                 r = pf_to_json(pfs, &s->pfs[i]);
                 if (r < 0)
                         return r;
+        }
+
+        json_object *assignments = add_child(o, "assignments", json_object_new_array());
+        if (!assignments)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_assignments; i++) {
+                const VfAssignment *a = &s->assignments[i];
+                json_object *e = add_child(assignments, NULL, json_object_new_object());
+
+                if (!e ||
+                    add(e, "consumer", json_object_new_string(a->consumer)) < 0 ||
+                    add(e, "guest", json_object_new_string(a->guest)) < 0 ||
+                    add(e, "pf_identity", json_object_new_string(a->pf_identity)) < 0 ||
+                    add(e, "vf_index", json_object_new_uint64(a->vf_index)) < 0)
+                        return -ENOMEM;
         }
         return 0;
 }
@@ -822,6 +853,34 @@ static int state_from_json(json_object *o, LuodState *s, char **error) {
                 r = pf_from_json(e, i, &s->pfs[i], error);
                 if (r < 0)
                         return r;
+        }
+
+        /* Minor 1; absent in minor 0 states: no assignments. */
+        json_object *assignments;
+        if (!json_object_object_get_ex(o, "assignments", &assignments))
+                return 0;
+        r = get_array(error, NULL, o, "assignments", sizeof(VfAssignment), &assignments,
+                      (void **) &s->assignments, &s->n_assignments);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < s->n_assignments; i++) {
+                VfAssignment *a = &s->assignments[i];
+                uint64_t idx;
+
+                r = get_element(error, NULL, assignments, "assignments", i, &e);
+                if (r < 0)
+                        return r;
+                snprintf(where, sizeof(where), "assignments[%zu]", i);
+                r = get_strdup(error, where, e, "consumer", false, &a->consumer);
+                if (r >= 0)
+                        r = get_strdup(error, where, e, "guest", false, &a->guest);
+                if (r >= 0)
+                        r = get_strdup(error, where, e, "pf_identity", false, &a->pf_identity);
+                if (r >= 0)
+                        r = get_uint(error, where, e, "vf_index", 65535, false, &idx);
+                if (r < 0)
+                        return r;
+                a->vf_index = (uint32_t) idx;
         }
         return 0;
 }

@@ -213,7 +213,7 @@ static void test_roundtrip(void) {
 
         CHECK(luod_state_serialize(&s, &buf, &size) == 0);
         CHECK(size > 0 && buf[size - 1] == '\n');
-        CHECK(strncmp(buf, "{\"format\":\"luod-state\",\"major\":1,\"minor\":0,\"length\":", 51) == 0);
+        CHECK(strncmp(buf, "{\"format\":\"luod-state\",\"major\":1,\"minor\":1,\"length\":", 51) == 0);
         CHECK(luod_state_parse(buf, size, &t, &error) == 0);
         CHECK(!error);
         check_equal(&s, &t);
@@ -445,6 +445,64 @@ static void test_memfd(void) {
         CHECK(fstat(fd, &st) == 0 && st.st_size < 400);
 }
 
+/* Minor 1: VF assignments, keyed by PF identity and VF index. */
+static void test_assignments(void) {
+        _cleanup_luod_state_ LuodState s = {}, t = {};
+        _cleanup_free_ char *buf = NULL, *error = NULL;
+        size_t size;
+
+        make_state(&s);
+        CHECK(luod_state_add_assignment(&s, "libvirt", "vm-a", "dsn:00-11-22-33-44-55-66-77", 0) == 0);
+        CHECK(luod_state_add_assignment(&s, "libvirt", "vm-b", "dsn:00-11-22-33-44-55-66-77", 1) == 0);
+        CHECK(luod_state_add_assignment(&s, "chv", "vm-c", "path:pci0000:00/0000:00:02.0/8086:10c9:8086:0000", 0) == 0);
+        /* One VF, one guest; bad input. */
+        CHECK(luod_state_add_assignment(&s, "chv", "vm-d", "dsn:00-11-22-33-44-55-66-77", 1) == -EEXIST);
+        CHECK(luod_state_add_assignment(&s, "chv", "", "x", 1) == -EINVAL);
+        CHECK(luod_state_add_assignment(&s, "chv", "vm-d", "x", 65536) == -EINVAL);
+        CHECK(s.n_assignments == 3);
+
+        CHECK(luod_state_serialize(&s, &buf, &size) == 0);
+        CHECK(luod_state_parse(buf, size, &t, &error) == 0);
+        CHECK(t.n_assignments == 3);
+        CHECK(t.n_assignments == 3 && strcmp(t.assignments[1].guest, "vm-b") == 0 &&
+              t.assignments[1].vf_index == 1 && strcmp(t.assignments[2].consumer, "chv") == 0 &&
+              strcmp(t.assignments[2].pf_identity, "path:pci0000:00/0000:00:02.0/8086:10c9:8086:0000") == 0);
+
+        /* Removal: only by the holding guest when one is named. */
+        CHECK(luod_state_remove_assignment(&t, "vm-a", "dsn:00-11-22-33-44-55-66-77", 1) == -ENOENT);
+        CHECK(luod_state_remove_assignment(&t, "vm-b", "dsn:00-11-22-33-44-55-66-77", 1) == 0);
+        CHECK(t.n_assignments == 2 && strcmp(t.assignments[1].guest, "vm-c") == 0);
+
+        /* A state that assigns one VF twice is refused, on write and on read. */
+        free(s.assignments[1].pf_identity);
+        s.assignments[1].pf_identity = strdup("dsn:00-11-22-33-44-55-66-77");
+        s.assignments[1].vf_index = 0;
+        free(buf);
+        buf = NULL;
+        CHECK(luod_state_serialize(&s, &buf, &size) == -EINVAL);
+        {
+                _cleanup_free_ char *error2 = NULL;
+                LuodState u = {};
+
+                /* Frame a body with a duplicate by hand. */
+                s.assignments[1].vf_index = 1;
+                CHECK(luod_state_serialize(&s, &buf, &size) == 0);
+                /* buf is not NUL-terminated. */
+                const char *nl = memchr(buf, '\n', size);
+                _cleanup_free_ char *edited = strndup(nl + 1, size - (size_t) (nl + 1 - buf));
+                char *dup = strstr(edited, "\"vf_index\": 1");
+                CHECK(dup != NULL);
+                if (dup) {
+                        char *d = strstr(edited, "\"vf_index\": 1");
+                        d[12] = '0';
+                        _cleanup_free_ char *framed = frame(edited, 1, 1, "", &size);
+                        CHECK(luod_state_parse(framed, size, &u, &error2) == -EBADMSG);
+                        CHECK(error2 && strstr(error2, "assigned twice"));
+                        luod_state_free(&u);
+                }
+        }
+}
+
 static void test_example(void) {
         _cleanup_luod_state_ LuodState s = {}, t = {};
         _cleanup_free_ char *path = NULL, *error = NULL;
@@ -476,5 +534,6 @@ int main(int argc, char *argv[]) {
         test_file();
         test_memfd();
         test_example();
+        test_assignments();
         return tap_failures ? 1 : 0;
 }

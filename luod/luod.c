@@ -21,6 +21,7 @@
 #include <systemd/sd-event.h>
 
 #include "config.h"
+#include "consumers.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
@@ -174,6 +175,7 @@ int main(int argc, char *argv[]) {
          * SIGTERM still has its default action here: stopping mid-restore
          * loses nothing, the state is only dropped after a full restore. */
         (void) sd_notify(0, "STATUS=restoring");
+        (void) consumers_load(&m);
         (void) manager_restore_at_start(&m);
 
         sigemptyset(&mask);

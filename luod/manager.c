@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "consumers.h"
 #include "drivers.h"
 #include "kexec.h"
 #include "kmsg.h"
@@ -334,6 +335,9 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Scanning the SR-IOV PFs: %m");
         stamp(&s, "snapshot-end");
+        r = consumers_copy_assignments(m, &s);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Copying the VF assignments into the state: %m");
         set_phase(m, "preflight");
         for (size_t i = 0; i < s.n_pfs; i++)
                 if (s.pfs[i].numvfs > s.pfs[i].totalvfs)
@@ -551,6 +555,14 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("GetReport", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", report),
                                 method_get_report, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Discard", NULL, NULL, method_discard, 0),
+        SD_BUS_METHOD_WITH_ARGS("RegisterConsumer", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
+                                method_register_consumer, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("AssignVF", SD_BUS_ARGS("s", guest, "s", pf_identity, "u", vf_index),
+                                SD_BUS_NO_RESULT, method_assign_vf, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("UnassignVF", SD_BUS_ARGS("s", guest, "s", pf_identity, "u", vf_index),
+                                SD_BUS_NO_RESULT, method_unassign_vf, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetAssignments", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssu)", assignments),
+                                method_get_assignments, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END
 };
 
@@ -679,6 +691,12 @@ int manager_restore_at_start(Manager *m) {
         if (rr == -ENOMEM)
                 return log_error_errno(rr, "Restore of update %s: %m", s.update_id);
         uint64_t end_tsc = tsc_read();
+        if (s.n_assignments > 0) {
+                r = consumers_adopt_assignments(m, &s);
+                if (r < 0)
+                        log_warning_errno(r, "The %zu VF assignments of update %s were not saved: %m",
+                                          s.n_assignments, s.update_id);
+        }
 
         /* After the restore, so as not to add to the blackout; only what
          * this kernel logged before luod started counts. */
@@ -721,6 +739,7 @@ int manager_restore_at_start(Manager *m) {
 }
 
 void manager_done(Manager *m) {
+        consumers_done(m);
         if (m->luo_out_fd >= 0)
                 close(m->luo_out_fd);
         if (m->luo_in_fd >= 0)

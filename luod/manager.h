@@ -23,6 +23,8 @@
  * bits.  Returns 0, or -EINVAL for an empty list or an unknown name. */
 int backends_from_string(const char *s, unsigned *ret);
 
+typedef struct Consumer Consumer;
+
 typedef struct Manager {
         sd_event *event;
         sd_bus *bus;
@@ -47,6 +49,13 @@ typedef struct Manager {
         /* What the restore at start found; kept until restored or discarded. */
         int luo_in_fd;                  /* retrieved LUO session, FINISH after a full restore */
         bool state_kept;                /* a preserved state is still held */
+
+        /* Consumers (consumers.c): registered connections, and the VF
+         * assignments, kept in held.assignments (nothing else of held is
+         * used) and <state_dir>/assignments.json. */
+        Consumer **consumers;
+        size_t n_consumers;
+        LuodState held;
 } Manager;
 
 /* Runs at start, before the bus name is taken: finds a preserved state

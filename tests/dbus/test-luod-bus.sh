@@ -166,6 +166,45 @@ cmp -s "$src/proto/state-example.luod-state" "$state/state.luod-state" || fail "
 [[ $(prop State) == 's "idle"' ]] || fail "discard: State $(prop State)"
 stop_luod
 
+# Consumers: registration, names, disconnects, assignments and their errors.
+hv=$build/tests/consumer/tb-hypervisor
+start_luod
+"$hv" --bus-address="$addr" hv1 hold 3 >"$tmp/hv1.out" 2>&1 &
+hv1=$!
+for _ in $(seq 100); do grep -q "registered hv1" "$tmp/hv1.out" 2>/dev/null && break; sleep 0.05; done
+out=$("$hv" --bus-address="$addr" hv1 2>&1) && fail "a second live hv1 was accepted"
+grep -q "Consumer name hv1 is taken by :" <<<"$out" || fail "duplicate consumer: $out"
+out=$("$hv" --bus-address="$addr" 'bad name' 2>&1) && fail "a bad consumer name was accepted"
+grep -q "Consumer name 'bad name' must be" <<<"$out" || fail "bad consumer name: $out"
+# (gdbus, as busctl prints every AccessDenied as "Access denied")
+out=$(gdbus call --address "$addr" --dest org.luod1 --object-path /org/luod1 \
+	--method org.luod1.Manager.AssignVF vm-a dsn:00-11 0 2>&1) && fail "AssignVF by a non-consumer accepted"
+grep -q "is not a registered consumer" <<<"$out" || fail "non-consumer AssignVF: $out"
+out=$("$hv" --bus-address="$addr" hv2 assign vm-a dsn:no-such-pf 0 2>&1) && fail "unknown PF accepted"
+grep -q "No SR-IOV PF with identity 'dsn:no-such-pf'" <<<"$out" || fail "unknown PF: $out"
+wait "$hv1" || fail "hv1 failed: $(cat "$tmp/hv1.out")"
+# hv1 is gone: its name is free again.
+"$hv" --bus-address="$addr" hv1 list >/dev/null 2>&1 || fail "hv1 not dropped on disconnect: $(cat "$tmp/luod.log")"
+grep -q "Consumer hv1 (:.*) disconnected; dropped" "$tmp/luod.log" || fail "no log line for the dropped consumer"
+"${nobody[@]}" "$hv" --bus-address="$addr" hv-user list >/dev/null 2>&1 ||
+	fail "an unprivileged consumer was refused"
+[[ $(call GetAssignments) == "a(sssu) 0" ]] || fail "GetAssignments: $(call GetAssignments)"
+stop_luod
+# Assignments saved by an earlier luod are loaded; a corrupt file is named and kept.
+cat >"$state/assignments.json" <<'JSON'
+[ { "consumer": "hv1", "guest": "vm-a", "pf_identity": "dsn:00-11-22-33-44-55-66-77", "vf_index": 3 } ]
+JSON
+start_luod
+[[ $(call GetAssignments) == 'a(sssu) 1 "hv1" "vm-a" "dsn:00-11-22-33-44-55-66-77" 3' ]] ||
+	fail "assignments not loaded: $(call GetAssignments)"
+stop_luod
+echo '[ {"consumer": ' >"$state/assignments.json"
+start_luod
+grep -q "assignments.json is not a JSON array of assignments" "$tmp/luod.log" || fail "corrupt assignments.json not named"
+[[ -s $state/assignments.json ]] || fail "corrupt assignments.json not kept"
+stop_luod
+rm "$state/assignments.json"
+
 # --backends: a bad list is refused at start; with only LUO and the initrd
 # allowed, an update without /dev/liveupdate and without an initrd is
 # refused before anything is touched, saying why.

@@ -40,6 +40,17 @@ stage1() {
 	tb_check "igb VF 4: MAC, VLAN 4000 qos 3" "$IP" link set "$dev" vf 4 mac 02:aa:bb:cc:dd:04 vlan 4000 qos 3
 	tb_check "igb VF 6: trust on, spoofchk off" "$IP" link set "$dev" vf 6 trust on spoofchk off
 	luoctl vfs 2>&1 | tb_info
+	# A hypervisor assigns VFs of both nvme PFs to two guests (by PF identity
+	# and VF index); the assignments must come back after the kexec.
+	n0=$(echo $nvmes | cut -d' ' -f1) n1=$(echo $nvmes | cut -d' ' -f2)
+	id0=$(tb-inventory flat | sed -n "s/^pf\.$n0\.identity=//p")
+	id1=$(tb-inventory flat | sed -n "s/^pf\.$n1\.identity=//p")
+	tb_check "a consumer assigns VF 0 and 2 of $n0 to vm-a, VF 1 of $n1 to vm-b" \
+		tb-hypervisor hv1 assign vm-a "$id0" 0 assign vm-a "$id0" 2 assign vm-b "$id1" 1
+	mkdir -p /tmp/carry/luod-tb
+	tb-hypervisor hv1 list | grep '^assignment' | sort >/tmp/carry/luod-tb/assignments-before
+	tb_check "... and a VF held by vm-a is refused to vm-b (EBUSY, naming vm-a)" \
+		sh -c "tb-hypervisor hv2 assign vm-b '$id0' 2 2>&1 | grep -q 'held by guest vm-a of consumer hv1'"
 
 	# The inventory before, for the second kernel.
 	mkdir -p /tmp/carry/luod-tb
@@ -141,6 +152,10 @@ stage2() {
 	fi
 
 	tb_check "luod state is restored" sh -c 'luoctl status | grep -q "state:   restored"'
+	tb-hypervisor hv1 list | grep '^assignment' | sort >/tmp/assignments-after
+	tb_check "the 3 VF assignments came back across the kexec" \
+		sh -c 'test "$(wc -l </luod-tb/assignments-before)" -eq 3 && cmp /luod-tb/assignments-before /tmp/assignments-after'
+	tb_check "... and are saved in /var/lib/luod/assignments.json" grep -q '"guest": *"vm-b"' /var/lib/luod/assignments.json
 	tb_check "report: backend $UPDATE_BACKEND" grep -q "\"backend\": \"$UPDATE_BACKEND\"" /tmp/report.json
 	tb_check "inventory after == before ($(wc -l </luod-tb/inventory-before) fields, IOMMU groups aside)" \
 		sh -c 'diff /luod-tb/inventory-before /tmp/inventory-after >/tmp/inv.diff'

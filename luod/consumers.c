@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "consumers.h"
+#include "io-util.h"
+#include "log.h"
+#include "macro.h"
+#include "manager.h"
+#include "sriov.h"
+
+#define CONSUMER_NAME_MAX 64
+#define GUEST_NAME_MAX 256
+
+static bool name_ok(const char *s, size_t max) {
+        size_t n = strlen(s);
+
+        if (n == 0 || n > max)
+                return false;
+        for (const char *p = s; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                      *p == '.' || *p == '_' || *p == '-'))
+                        return false;
+        return true;
+}
+
+static void json_putp(json_object **o) {
+        if (*o)
+                json_object_put(*o);
+}
+
+static Consumer *consumer_by_sender(Manager *m, const char *sender) {
+        for (size_t i = 0; i < m->n_consumers; i++)
+                if (strcmp(m->consumers[i]->sender, sender) == 0)
+                        return m->consumers[i];
+        return NULL;
+}
+
+static void consumer_free(Consumer *c) {
+        if (!c)
+                return;
+        sd_bus_track_unref(c->track);
+        free(c->name);
+        free(c->sender);
+        free(c);
+}
+
+static int on_consumer_gone(sd_bus_track *t, void *userdata) {
+        Consumer *c = userdata;
+        Manager *m = c->manager;
+
+        log_info("Consumer %s (%s) disconnected; dropped, its VF assignments kept", c->name, c->sender);
+        for (size_t i = 0; i < m->n_consumers; i++)
+                if (m->consumers[i] == c) {
+                        memmove(&m->consumers[i], &m->consumers[i + 1], (m->n_consumers - i - 1) * sizeof(Consumer *));
+                        m->n_consumers--;
+                        break;
+                }
+        consumer_free(c);
+        return 0;
+}
+
+void consumers_done(Manager *m) {
+        for (size_t i = 0; i < m->n_consumers; i++)
+                consumer_free(m->consumers[i]);
+        free(m->consumers);
+        m->consumers = NULL;
+        m->n_consumers = 0;
+        luod_state_free(&m->held);
+}
+
+static int assignments_path(const Manager *m, char *buf, size_t size) {
+        if (snprintf(buf, size, "%s/assignments.json", m->state_dir) >= (int) size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+int consumers_load(Manager *m) {
+        _cleanup_(json_putp) json_object *o = NULL;
+        char path[PATH_MAX];
+        int r;
+
+        r = assignments_path(m, path, sizeof(path));
+        if (r < 0)
+                return r;
+        if (access(path, F_OK) < 0)
+                return errno == ENOENT ? 0 : log_error_errno(-errno, "Cannot access %s: %m", path);
+        o = json_object_from_file(path);
+        if (!o || !json_object_is_type(o, json_type_array))
+                return log_error_errno(-EBADMSG, "%s is not a JSON array of assignments (%s); kept, ignored",
+                                       path, json_util_get_last_err() ?: "wrong type");
+        for (size_t i = 0; i < json_object_array_length(o); i++) {
+                json_object *e = json_object_array_get_idx(o, i), *c, *g, *p, *x;
+
+                if (!json_object_object_get_ex(e, "consumer", &c) || !json_object_object_get_ex(e, "guest", &g) ||
+                    !json_object_object_get_ex(e, "pf_identity", &p) || !json_object_object_get_ex(e, "vf_index", &x) ||
+                    !json_object_is_type(x, json_type_int))
+                        return log_error_errno(-EBADMSG, "%s: entry %zu is malformed; kept, ignored", path, i);
+                r = luod_state_add_assignment(&m->held, json_object_get_string(c), json_object_get_string(g),
+                                              json_object_get_string(p), (uint32_t) json_object_get_uint64(x));
+                if (r < 0)
+                        return log_error_errno(r, "%s: entry %zu refused: %m; kept, ignored", path, i);
+        }
+        log_info("Loaded %zu VF assignments from %s", m->held.n_assignments, path);
+        return 0;
+}
+
+int consumers_save(Manager *m) {
+        _cleanup_(json_putp) json_object *o = json_object_new_array();
+        _cleanup_close_ int fd = -EBADF;
+        char path[PATH_MAX], tmp[PATH_MAX + 8];
+        const char *text;
+        int r;
+
+        if (!o)
+                return -ENOMEM;
+        for (size_t i = 0; i < m->held.n_assignments; i++) {
+                const VfAssignment *a = &m->held.assignments[i];
+                json_object *e = json_object_new_object();
+
+                if (!e)
+                        return -ENOMEM;
+                json_object_object_add(e, "consumer", json_object_new_string(a->consumer));
+                json_object_object_add(e, "guest", json_object_new_string(a->guest));
+                json_object_object_add(e, "pf_identity", json_object_new_string(a->pf_identity));
+                json_object_object_add(e, "vf_index", json_object_new_uint64(a->vf_index));
+                json_object_array_add(o, e);
+        }
+        r = assignments_path(m, path, sizeof(path));
+        if (r < 0)
+                return r;
+        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+        text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return log_error_errno(-errno, "Cannot create %s: %m", tmp);
+        r = write_full(fd, text, strlen(text), -1);
+        if (r >= 0 && fsync(fd) < 0)
+                r = -errno;
+        if (r >= 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0) {
+                (void) unlink(tmp);
+                return log_error_errno(r, "Cannot write %s: %m", path);
+        }
+        return 0;
+}
+
+int consumers_copy_assignments(const Manager *m, LuodState *s) {
+        for (size_t i = 0; i < m->held.n_assignments; i++) {
+                const VfAssignment *a = &m->held.assignments[i];
+                int r = luod_state_add_assignment(s, a->consumer, a->guest, a->pf_identity, a->vf_index);
+
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int consumers_adopt_assignments(Manager *m, const LuodState *s) {
+        LuodState held = {};
+
+        for (size_t i = 0; i < s->n_assignments; i++) {
+                const VfAssignment *a = &s->assignments[i];
+                int r = luod_state_add_assignment(&held, a->consumer, a->guest, a->pf_identity, a->vf_index);
+
+                if (r < 0) {
+                        luod_state_free(&held);
+                        return r;
+                }
+        }
+        luod_state_free(&m->held);
+        m->held = held;
+        return consumers_save(m);
+}
+
+int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        const char *name, *sender = sd_bus_message_get_sender(msg);
+        Consumer *c, **n;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &name);
+        if (r < 0)
+                return r;
+        if (!name_ok(name, CONSUMER_NAME_MAX))
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "Consumer name '%s' must be 1..%d of [A-Za-z0-9._-]", name, CONSUMER_NAME_MAX);
+        if (!sender)
+                return sd_bus_error_set_errnof(error, EINVAL, "A consumer must call over a bus (no sender)");
+        c = consumer_by_sender(m, sender);
+        if (c)
+                return sd_bus_error_set_errnof(error, EALREADY, "%s is already registered as consumer %s",
+                                               sender, c->name);
+        for (size_t i = 0; i < m->n_consumers; i++)
+                if (strcmp(m->consumers[i]->name, name) == 0)
+                        return sd_bus_error_set_errnof(error, EEXIST, "Consumer name %s is taken by %s",
+                                                       name, m->consumers[i]->sender);
+
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->manager = m;
+        c->name = strdup(name);
+        c->sender = strdup(sender);
+        r = c->name && c->sender ? sd_bus_track_new(m->bus, &c->track, on_consumer_gone, c) : -ENOMEM;
+        if (r >= 0)
+                r = sd_bus_track_add_sender(c->track, msg);
+        n = r >= 0 ? reallocarray(m->consumers, m->n_consumers + 1, sizeof(Consumer *)) : NULL;
+        if (!n) {
+                consumer_free(c);
+                return r < 0 ? r : -ENOMEM;
+        }
+        m->consumers = n;
+        m->consumers[m->n_consumers++] = c;
+        log_info("Consumer %s registered (%s)", name, sender);
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+/* The calling consumer, or an error naming why not. */
+static Consumer *caller(Manager *m, sd_bus_message *msg, sd_bus_error *error, int *ret) {
+        const char *sender = sd_bus_message_get_sender(msg);
+        Consumer *c = sender ? consumer_by_sender(m, sender) : NULL;
+
+        if (!c)
+                *ret = sd_bus_error_set_errnof(error, EPERM, "%s is not a registered consumer (RegisterConsumer first)",
+                                               sender ?: "the caller");
+        return c;
+}
+
+int method_assign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        _cleanup_luod_state_ LuodState now = {};
+        const char *guest, *identity;
+        const PfRecord *pf = NULL;
+        uint32_t index;
+        Consumer *c;
+        int r = 0;
+
+        r = sd_bus_message_read(msg, "ssu", &guest, &identity, &index);
+        if (r < 0)
+                return r;
+        c = caller(m, msg, error, &r);
+        if (!c)
+                return r;
+        if (strlen(guest) == 0 || strlen(guest) > GUEST_NAME_MAX)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Guest name must be 1..%d bytes",
+                                         GUEST_NAME_MAX);
+        r = sriov_scan(&now);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Scanning the SR-IOV PFs: %m");
+        for (size_t i = 0; i < now.n_pfs && !pf; i++)
+                if (now.pfs[i].identity && strcmp(now.pfs[i].identity, identity) == 0)
+                        pf = &now.pfs[i];
+        if (!pf)
+                return sd_bus_error_set_errnof(error, ENODEV, "No SR-IOV PF with identity '%s' (luoctl vfs)", identity);
+        if (index >= pf->totalvfs)
+                return sd_bus_error_set_errnof(error, ERANGE, "PF %s has sriov_totalvfs %u: no VF %u",
+                                               identity, pf->totalvfs, index);
+        for (size_t i = 0; i < m->held.n_assignments; i++) {
+                const VfAssignment *a = &m->held.assignments[i];
+
+                if (a->vf_index == index && strcmp(a->pf_identity, identity) == 0)
+                        return sd_bus_error_set_errnof(error, EBUSY, "VF %u of PF %s is held by guest %s of consumer %s",
+                                                       index, identity, a->guest, a->consumer);
+        }
+        r = luod_state_add_assignment(&m->held, c->name, guest, identity, index);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Assigning VF %u of PF %s to %s: %m", index, identity, guest);
+        r = consumers_save(m);
+        if (r < 0) {
+                (void) luod_state_remove_assignment(&m->held, guest, identity, index);
+                return sd_bus_error_set_errnof(error, -r, "Saving %s/assignments.json: %m", m->state_dir);
+        }
+        log_info("Consumer %s: guest %s holds VF %u of PF %s", c->name, guest, index, identity);
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+int method_unassign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        const char *guest, *identity;
+        uint32_t index;
+        Consumer *c;
+        int r = 0;
+
+        r = sd_bus_message_read(msg, "ssu", &guest, &identity, &index);
+        if (r < 0)
+                return r;
+        c = caller(m, msg, error, &r);
+        if (!c)
+                return r;
+        for (size_t i = 0; i < m->held.n_assignments; i++) {
+                const VfAssignment *a = &m->held.assignments[i];
+
+                if (a->vf_index == index && strcmp(a->pf_identity, identity) == 0 && strcmp(a->guest, guest) == 0 &&
+                    strcmp(a->consumer, c->name) != 0)
+                        return sd_bus_error_set_errnof(error, EPERM, "VF %u of PF %s was assigned by consumer %s, not %s",
+                                                       index, identity, a->consumer, c->name);
+        }
+        r = luod_state_remove_assignment(&m->held, guest, identity, index);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Guest %s holds no VF %u of PF %s", guest, index, identity);
+        r = consumers_save(m);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Saving %s/assignments.json: %m", m->state_dir);
+        log_info("Consumer %s: guest %s released VF %u of PF %s", c->name, guest, index, identity);
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+int method_get_assignments(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(sssu)");
+        for (size_t i = 0; r >= 0 && i < m->held.n_assignments; i++) {
+                const VfAssignment *a = &m->held.assignments[i];
+
+                r = sd_bus_message_append(reply, "(sssu)", a->consumer, a->guest, a->pf_identity, a->vf_index);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A test hypervisor for luod's consumer API (sd-bus), first part: it
+ * registers, assigns VFs of its guests, lists the assignments, and may stay
+ * connected for a while.  Each action runs in order on one connection:
+ *
+ *   tb-hypervisor [--bus-address=ADDR] NAME ACTION...
+ *     assign GUEST PF-IDENTITY VF-INDEX
+ *     unassign GUEST PF-IDENTITY VF-INDEX
+ *     list                      GetAssignments, one "consumer guest identity index" a line
+ *     hold SECONDS              stay connected (the consumer stays registered)
+ *
+ * Exit 0 when every action succeeded; 1 at the first failure, printing
+ * luod's error ("tb-hypervisor: assign ...: <message>") on stderr. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <systemd/sd-bus.h>
+
+#define BUS_NAME "org.luod1"
+#define OBJECT_PATH "/org/luod1"
+#define IFACE "org.luod1.Manager"
+
+static int call(sd_bus *bus, const char *what, const char *method, sd_bus_message **reply, const char *types, ...) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *m = NULL;
+        va_list ap;
+        int r;
+
+        r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, OBJECT_PATH, IFACE, method);
+        if (r >= 0 && types) {
+                va_start(ap, types);
+                r = sd_bus_message_appendv(m, types, ap);
+                va_end(ap);
+        }
+        if (r >= 0)
+                r = sd_bus_call(bus, m, 0, &error, reply);
+        sd_bus_message_unref(m);
+        if (r < 0) {
+                fprintf(stderr, "tb-hypervisor: %s: %s\n", what, error.message ?: strerror(-r));
+                sd_bus_error_free(&error);
+                return -1;
+        }
+        return 0;
+}
+
+int main(int argc, char *argv[]) {
+        const char *address = NULL;
+        sd_bus *bus = NULL;
+        int i = 1, r;
+
+        if (argc > 1 && strncmp(argv[1], "--bus-address=", 14) == 0) {
+                address = argv[1] + 14;
+                i++;
+        }
+        if (argc - i < 1) {
+                fprintf(stderr, "usage: tb-hypervisor [--bus-address=ADDR] NAME ACTION...\n");
+                return 2;
+        }
+        if (address) {
+                r = sd_bus_new(&bus);
+                if (r >= 0)
+                        r = sd_bus_set_address(bus, address);
+                if (r >= 0)
+                        r = sd_bus_set_bus_client(bus, 1);
+                if (r >= 0)
+                        r = sd_bus_start(bus);
+        } else
+                r = sd_bus_open_system(&bus);
+        if (r < 0) {
+                fprintf(stderr, "tb-hypervisor: cannot connect to the bus: %s\n", strerror(-r));
+                return 1;
+        }
+        const char *name = argv[i++];
+        if (call(bus, "RegisterConsumer", "RegisterConsumer", NULL, "s", name) < 0)
+                return 1;
+        printf("registered %s\n", name);
+
+        while (i < argc) {
+                const char *a = argv[i++];
+
+                if ((strcmp(a, "assign") == 0 || strcmp(a, "unassign") == 0) && argc - i >= 3) {
+                        char what[512];
+                        unsigned long idx = strtoul(argv[i + 2], NULL, 10);
+
+                        snprintf(what, sizeof(what), "%s %s %s %s", a, argv[i], argv[i + 1], argv[i + 2]);
+                        if (call(bus, what, strcmp(a, "assign") == 0 ? "AssignVF" : "UnassignVF", NULL, "ssu",
+                                 argv[i], argv[i + 1], (uint32_t) idx) < 0)
+                                return 1;
+                        printf("%s\n", what);
+                        i += 3;
+                } else if (strcmp(a, "list") == 0) {
+                        sd_bus_message *reply = NULL;
+                        const char *c, *g, *p;
+                        uint32_t x;
+
+                        if (call(bus, "list", "GetAssignments", &reply, NULL) < 0)
+                                return 1;
+                        r = sd_bus_message_enter_container(reply, 'a', "(sssu)");
+                        while (r > 0 && (r = sd_bus_message_read(reply, "(sssu)", &c, &g, &p, &x)) > 0)
+                                printf("assignment %s %s %s %u\n", c, g, p, x);
+                        sd_bus_message_unref(reply);
+                        if (r < 0) {
+                                fprintf(stderr, "tb-hypervisor: list: %s\n", strerror(-r));
+                                return 1;
+                        }
+                } else if (strcmp(a, "hold") == 0 && argc - i >= 1) {
+                        fflush(stdout);
+                        sleep((unsigned) strtoul(argv[i++], NULL, 10));
+                } else {
+                        fprintf(stderr, "tb-hypervisor: bad action '%s'\n", a);
+                        return 2;
+                }
+                fflush(stdout);
+        }
+        sd_bus_flush_close_unref(bus);
+        return 0;
+}

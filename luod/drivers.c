@@ -102,9 +102,28 @@ static int add_missing(char **acc, const char *fmt, ...) {
         return 0;
 }
 
+/* The module a driver of this kernel belongs to: the basename of
+ * /sys/bus/pci/drivers/DRIVER/module (drivers and modules are often named
+ * differently, e.g. QAT's c6xxvf in qat_c62xvf); the driver's own name
+ * when there is no such link. */
+static const char *module_of_driver(const char *driver, char *buf, size_t size) {
+        char path[PATH_MAX];
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s/module", driver);
+        n = readlink(path, buf, size - 1);
+        if (n <= 0)
+                return driver;
+        buf[n] = '\0';
+        const char *base = strrchr(buf, '/');
+        return base ? base + 1 : buf;
+}
+
 /* 1 when a module (or built-in driver) of that name exists, 0 if not. */
-static int have_module_named(struct kmod_ctx *ctx, const char *name) {
+static int have_module_named(struct kmod_ctx *ctx, const char *driver) {
         struct kmod_module *mod = NULL;
+        char buf[PATH_MAX];
+        const char *name = module_of_driver(driver, buf, sizeof(buf));
         int r = kmod_module_new_from_name_lookup(ctx, name, &mod);
 
         if (r < 0)
@@ -141,6 +160,9 @@ int drivers_check(const LuodState *s, const char *modules_root, const char *rele
                 _cleanup_(kmod_list_unrefp) struct kmod_list *list = NULL;
                 char bdf[PCI_BDF_STRING_MAX], path[PATH_MAX], alias[256];
 
+                /* An unused PF (no driver, no VFs) needs nothing after the kexec. */
+                if (!pf->driver && pf->numvfs == 0)
+                        continue;
                 pci_bdf_format(&pf->bdf, bdf);
                 snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/modalias", bdf);
                 r = read_sysfs_line(path, alias, sizeof(alias));

@@ -5,7 +5,7 @@
 
 /* What this kernel's log says about its own boot, for the report. */
 typedef struct KernelBootLog {
-        uint64_t pci_first_us;  /* CLOCK_MONOTONIC (kernel log time), first PCI device found; 0 = none */
+        uint64_t pci_first_us;  /* kernel log time (local_clock(), us since boot), first PCI device found; 0 = none */
         uint64_t pci_last_us;   /* the last device found before luod started */
         unsigned pci_devices;   /* "pci BDF: [vvvv:dddd] type 0N class 0x..." records seen */
 } KernelBootLog;
@@ -16,7 +16,8 @@ typedef struct KernelBootLog {
  * for each device it finds (pci_setup_device(): "pci 0000:01:00.0:
  * [1b36:0010] type 00 class 0x010802 ...").  On a kernel that sleeps in
  * sriov_init() for a PF found with VF Enable set, that sleep is inside the
- * span.  Records stamped after until_us (kernel log time, us; 0 = no bound)
+ * span.  Records stamped after until_us (kernel log time, us since boot,
+ * compared with luod's CLOCK_BOOTTIME at start; 0 = no bound)
  * are not counted: luod reads the log after its restore, whose new VFs log
  * the same lines.  Returns 0 (fields 0 when nothing matched), or a negative
  * errno of open/read. */

@@ -138,7 +138,7 @@ static int verb_vfs(bool json) {
                 return 0;
         }
         root = json_tokener_parse(text);
-        if (!root || !json_object_object_get_ex(root, "pfs", &pfs)) {
+        if (!root || !json_object_object_get_ex(root, "pfs", &pfs) || !json_object_is_type(pfs, json_type_array)) {
                 fprintf(stderr, "luoctl: GetInventory returned malformed JSON\n");
                 json_object_put(root);
                 return 1;
@@ -181,20 +181,21 @@ static int verb_report(bool json) {
                 return 0;
         }
         root = json_tokener_parse(text);
-        if (!root) {
+        if (!root || !json_object_is_type(root, json_type_object)) {
                 fprintf(stderr, "luoctl: GetReport returned malformed JSON\n");
+                json_object_put(root);
                 return 1;
         }
         printf("update %s: %s -> %s (state via %s)%s\n", jstr(root, "update_id"), jstr(root, "old_kernel"),
                jstr(root, "new_kernel"), jstr(root, "backend"),
                json_object_get_boolean(json_object_object_get(root, "approximate")) ? ", approximate" : "");
-        if (json_object_object_get_ex(root, "phases", &phases))
+        if (json_object_object_get_ex(root, "phases", &phases) && json_object_is_type(phases, json_type_array))
                 for (size_t i = 0; i < json_object_array_length(phases); i++) {
                         json_object *p = json_object_array_get_idx(phases, i);
                         printf("  %-28s %10.1f ms\n", jstr(p, "name"),
                                json_object_get_double(json_object_object_get(p, "ms")));
                 }
-        if (json_object_object_get_ex(root, "pfs", &pfs)) {
+        if (json_object_object_get_ex(root, "pfs", &pfs) && json_object_is_type(pfs, json_type_array)) {
                 printf("  %-13s %-6s %-7s %9s %9s %9s %9s %9s  %s\n", "PF", "VFs", "result", "driver",
                        "enable", "settings", "bind", "total", "error");
                 for (size_t i = 0; i < json_object_array_length(pfs); i++) {
@@ -247,6 +248,8 @@ static uint64_t now_us(void) {
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
 }
+
+#define UPDATE_CALL_TIMEOUT_USEC (UINT64_C(30) * 60 * 1000 * 1000)
 
 typedef struct UpdateCall {
         uint64_t start_us;
@@ -328,12 +331,19 @@ static int verb_update(const char *kernel, const char *initrd, const char *appen
          * reply; kexec -e right after it.  Meanwhile luod signals each step
          * (property Phase), printed as it comes. */
         UpdateCall call = { .start_us = now_us() };
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call_msg = NULL;
         r = sd_bus_match_signal(bus, NULL, NULL, LUOD_OBJECT_PATH, "org.freedesktop.DBus.Properties",
                                 "PropertiesChanged", on_properties_changed, &call);
         if (r >= 0)
-                r = sd_bus_call_method_async(bus, NULL, LUOD_BUS_NAME, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE,
-                                             "Update", on_update_reply, &call, "ssst", kpath, ipath, cmdline,
-                                             (dry_run ? UPDATE_DRY_RUN : 0) | (via_systemd ? UPDATE_VIA_SYSTEMD : 0));
+                r = sd_bus_message_new_method_call(bus, &call_msg, LUOD_BUS_NAME, LUOD_OBJECT_PATH,
+                                                   LUOD_MANAGER_IFACE, "Update");
+        if (r >= 0)
+                r = sd_bus_message_append(call_msg, "ssst", kpath, ipath, cmdline,
+                                          (dry_run ? UPDATE_DRY_RUN : 0) | (via_systemd ? UPDATE_VIA_SYSTEMD : 0));
+        /* Snapshot, copies and the kexec load can take long on a big host:
+         * no 25 s default, or luoctl would say "refused" while luod goes on. */
+        if (r >= 0)
+                r = sd_bus_call_async(bus, NULL, call_msg, on_update_reply, &call, UPDATE_CALL_TIMEOUT_USEC);
         while (r >= 0 && !call.reply) {
                 r = sd_bus_process(bus, NULL);
                 if (r == 0)

@@ -315,6 +315,13 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         if (m->pending.update_id[0])
                 return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED,
                                          "Update %s is already loaded", m->pending.update_id);
+        /* A preserved state refused or not fully restored at start is the
+         * only copy of the last update: a new Update would overwrite it. */
+        if (m->state_kept)
+                return sd_bus_error_set_errnof(error, EBUSY,
+                                               "The preserved state of update %s is kept (%s); "
+                                               "luoctl report, then luoctl discard, before a new update",
+                                               m->update_id, *m->last_error ? m->last_error : "not restored");
 
         /* Preflight: everything that can fail fails before the blackout. */
         _cleanup_(phase_resetp) Manager *phase_owner = m;
@@ -374,9 +381,10 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 backend = "file";
         else
                 return sd_bus_error_set_errnof(error, ENOTSUP,
-                                               "No preservation backend usable: %s%s (luod --backends)",
+                                               "No preservation backend usable: %s%s%s (luod --backends)",
                                                m->backends & BACKEND_LUO ? "/dev/liveupdate not available" : "",
-                                               m->backends & BACKEND_INITRD ? ", no initrd given" : "");
+                                               (m->backends & BACKEND_LUO) && (m->backends & BACKEND_INITRD) ? ", " : "",
+                                               m->backends & BACKEND_INITRD ? "no initrd given" : "");
 
         if (*cmdline_arg)
                 r = kernel_cmdline_with_update_id(cmdline_arg, s.update_id, &cmdline);
@@ -494,8 +502,12 @@ static int method_get_report(sd_bus_message *msg, void *userdata, sd_bus_error *
 
         if (!m->report) {
                 snprintf(path, sizeof(path), "%s/report.json", m->state_dir);
-                if (access(path, F_OK) < 0)
+                struct stat st;
+
+                if (stat(path, &st) < 0)
                         return sd_bus_error_set_errnof(error, errno, "No update report in %s: %m", path);
+                if (!S_ISREG(st.st_mode))
+                        return sd_bus_error_set_errnof(error, EBADMSG, "The update report %s is not a regular file", path);
                 loaded = json_object_from_file(path);
                 if (!loaded)
                         return sd_bus_error_set_errnof(error, EBADMSG, "The update report %s is unreadable or not JSON (%s)",

@@ -64,6 +64,12 @@ static void *worker_run(void *userdata) {
                 return NULL;
         }
         res->bdf = w->now->bdf;
+        /* An unused PF (no driver, no VFs when recorded): nothing to bring
+         * back, and no driver to wait for. */
+        if (!want->driver && want->numvfs == 0) {
+                res->driver_us = res->enabled_us = res->settings_us = res->bound_us = res->verified_us = now_us();
+                return NULL;
+        }
 
         r = sriov_pf_wait_driver(&res->bdf, w->opt->driver_wait_usec);
         if (r < 0) {

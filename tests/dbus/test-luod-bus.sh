@@ -84,6 +84,12 @@ fi
 # Methods: errors name the object and the errno.
 out=$("$build/luod/luoctl" --bus-address="$addr" report 2>&1) && fail "report without a report succeeded"
 grep -q "No update report in $state/report.json" <<<"$out" || fail "report error: $out"
+mkfifo "$state/report.json"
+out=$(timeout 10 "$build/luod/luoctl" --bus-address="$addr" report 2>&1) && fail "a FIFO report was read"
+grep -q "The update report $state/report.json is not a regular file" <<<"$out" || fail "FIFO report: $out"
+rm "$state/report.json"
+echo '{"phases":5,"pfs":"x"}' >"$state/report.json"
+"$build/luod/luoctl" --bus-address="$addr" report >/dev/null 2>&1 || fail "luoctl report failed on odd types"
 echo '{"truncated":' >"$state/report.json"
 out=$("$build/luod/luoctl" --bus-address="$addr" report 2>&1) && fail "a corrupt report was shown"
 grep -q "The update report $state/report.json is unreadable or not JSON" <<<"$out" || fail "corrupt report: $out"
@@ -136,6 +142,10 @@ start_luod
 [[ $(prop State) == 's "failed"' ]] || fail "corrupt state: State $(prop State)"
 prop LastError | grep -q "Refusing the preserved state from file" || fail "corrupt state: $(prop LastError)"
 [[ $(cat "$state/state.luod-state") == garbage ]] || fail "corrupt state was not kept"
+# A new Update must not overwrite the kept state.
+out=$(call Update ssst /etc/hostname "" "" 0 2>&1) && fail "Update accepted over a kept state"
+grep -q "The preserved state of update .* is kept" <<<"$out" || fail "kept state vs Update: $out"
+[[ $(cat "$state/state.luod-state") == garbage ]] || fail "Update touched the kept state"
 stop_luod
 
 # An empty state file (a torn write) is refused and kept, not ignored.

@@ -138,6 +138,19 @@ int main(void) {
         free(missing);
         missing = NULL;
 
+        /* An unused PF (no driver, no VFs) needs no driver in the new kernel. */
+        {
+                PfRecord unused = { .bdf = pf.bdf };
+                LuodState u = { .pfs = &unused, .n_pfs = 1 };
+
+                CHECK(drivers_check(&u, modroot, "9.9.9-nopf", &missing) == 1);
+                unused.numvfs = 2;
+                CHECK(drivers_check(&u, modroot, "9.9.9-nopf", &missing) == -ENOPKG);
+                CHECK(missing && strstr(missing, "(no driver now): no driver in 9.9.9-nopf"));
+                free(missing);
+                missing = NULL;
+        }
+
         /* Modules of that release not visible here: not checked. */
         CHECK(drivers_check(&s, modroot, "9.9.9-absent", &missing) == 0);
         CHECK(!missing);

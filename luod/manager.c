@@ -386,6 +386,9 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                                                (m->backends & BACKEND_LUO) && (m->backends & BACKEND_INITRD) ? ", " : "",
                                                m->backends & BACKEND_INITRD ? "no initrd given" : "");
 
+        if (strcmp(backend, "file") == 0 && access(m->state_dir, W_OK) < 0)
+                return sd_bus_error_set_errnof(error, errno, "The state file backend needs %s: %m", m->state_dir);
+
         if (*cmdline_arg)
                 r = kernel_cmdline_with_update_id(cmdline_arg, s.update_id, &cmdline);
         else {

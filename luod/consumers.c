@@ -14,6 +14,7 @@
 #include "macro.h"
 #include "manager.h"
 #include "sriov.h"
+#include "tsc.h"
 
 #define CONSUMER_NAME_MAX 64
 #define GUEST_NAME_MAX 256
@@ -325,6 +326,126 @@ int method_get_assignments(sd_bus_message *msg, void *userdata, sd_bus_error *er
                 const VfAssignment *a = &m->held.assignments[i];
 
                 r = sd_bus_message_append(reply, "(sssu)", a->consumer, a->guest, a->pf_identity, a->vf_index);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+int consumers_report_guests(Manager *m, const LuodState *s, const PfRestore *pfs) {
+        json_object *guests = json_object_new_array();
+
+        if (!guests)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_assignments; i++) {
+                const VfAssignment *a = &s->assignments[i];
+                bool seen = false;
+
+                for (size_t j = 0; j < i && !seen; j++)
+                        seen = strcmp(s->assignments[j].consumer, a->consumer) == 0 &&
+                               strcmp(s->assignments[j].guest, a->guest) == 0;
+                if (seen)
+                        continue;
+                unsigned vfs = 0;
+                const char *error = NULL;
+                for (size_t j = i; j < s->n_assignments; j++) {
+                        const VfAssignment *b = &s->assignments[j];
+
+                        if (strcmp(b->consumer, a->consumer) != 0 || strcmp(b->guest, a->guest) != 0)
+                                continue;
+                        vfs++;
+                        for (size_t k = 0; k < s->n_pfs; k++)
+                                if (s->pfs[k].identity && strcmp(s->pfs[k].identity, b->pf_identity) == 0 &&
+                                    pfs[k].error && !error)
+                                        error = pfs[k].message ?: "restore failed";
+                }
+                json_object *g = json_object_new_object();
+                if (!g)
+                        return -ENOMEM;
+                json_object_object_add(g, "consumer", json_object_new_string(a->consumer));
+                json_object_object_add(g, "guest", json_object_new_string(a->guest));
+                json_object_object_add(g, "vfs", json_object_new_int64(vfs));
+                json_object_object_add(g, "result", json_object_new_string(error ? "failed" : "ok"));
+                json_object_object_add(g, "error", error ? json_object_new_string(error) : NULL);
+                json_object_object_add(g, "downtime_ms", NULL);
+                json_object_array_add(guests, g);
+        }
+        json_object_object_add(m->report, "guests", guests);
+        return 0;
+}
+
+/* The report's entry of (consumer, guest), or NULL. */
+static json_object *report_guest(Manager *m, const char *consumer, const char *guest) {
+        json_object *guests, *c, *g;
+
+        if (!m->report || !json_object_object_get_ex(m->report, "guests", &guests))
+                return NULL;
+        for (size_t i = 0; i < json_object_array_length(guests); i++) {
+                json_object *e = json_object_array_get_idx(guests, i);
+
+                if (json_object_object_get_ex(e, "consumer", &c) && json_object_object_get_ex(e, "guest", &g) &&
+                    strcmp(json_object_get_string(c), consumer) == 0 && strcmp(json_object_get_string(g), guest) == 0)
+                        return e;
+        }
+        return NULL;
+}
+
+int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        uint64_t now = tsc_read();
+        const char *guest;
+        json_object *e, *update_id;
+        Consumer *c;
+        int r = 0;
+
+        r = sd_bus_message_read(msg, "s", &guest);
+        if (r < 0)
+                return r;
+        c = caller(m, msg, error, &r);
+        if (!c)
+                return r;
+        e = report_guest(m, c->name, guest);
+        if (!e)
+                return sd_bus_error_set_errnof(error, ENOENT, "Consumer %s has no guest %s in the last live update",
+                                               c->name, guest);
+        if (!m->tsc_khz || !m->blackout_start_tsc || now < m->blackout_start_tsc)
+                return sd_bus_error_set_errnof(error, ENODATA, "No TSC across the kexec: guest %s's downtime unknown",
+                                               guest);
+        double ms = (double) (now - m->blackout_start_tsc) / (double) m->tsc_khz;
+        char buf[32];
+
+        snprintf(buf, sizeof(buf), "%.1f", ms);
+        json_object_object_add(e, "downtime_ms", json_object_new_double_s(ms, buf));
+        json_object_object_add(e, "result", json_object_new_string("running"));
+        if (json_object_object_get_ex(m->report, "update_id", &update_id))
+                (void) manager_write_report(m, json_object_get_string(update_id));
+        log_info("Guest %s of consumer %s runs again: downtime %.1f ms (blackout start to GuestRunning, TSC)",
+                 guest, c->name, ms);
+        return sd_bus_reply_method_return(msg, "d", ms);
+}
+
+int method_get_guests(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        json_object *guests = NULL, *c, *g, *res, *d;
+        int r;
+
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(sssd)");
+        if (m->report)
+                (void) json_object_object_get_ex(m->report, "guests", &guests);
+        for (size_t i = 0; r >= 0 && guests && i < json_object_array_length(guests); i++) {
+                json_object *e = json_object_array_get_idx(guests, i);
+
+                if (!json_object_object_get_ex(e, "consumer", &c) || !json_object_object_get_ex(e, "guest", &g) ||
+                    !json_object_object_get_ex(e, "result", &res))
+                        continue;
+                d = json_object_object_get(e, "downtime_ms");
+                r = sd_bus_message_append(reply, "(sssd)", json_object_get_string(c), json_object_get_string(g),
+                                          json_object_get_string(res), d ? json_object_get_double(d) : -1.0);
         }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);

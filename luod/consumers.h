@@ -11,6 +11,7 @@
 #include <systemd/sd-bus.h>
 
 #include "inventory.h"
+#include "restore.h"
 
 typedef struct Manager Manager;
 
@@ -38,8 +39,16 @@ int consumers_adopt_assignments(Manager *m, const LuodState *s);
 
 void consumers_done(Manager *m);
 
+/* Adds "guests" to m->report: per (consumer, guest) of s's assignments,
+ * its VF count, result "ok" when every PF holding its VFs was restored,
+ * else "failed" with that PF's error, and downtime_ms null (set by
+ * GuestRunning). */
+int consumers_report_guests(Manager *m, const LuodState *s, const PfRestore *pfs);
+
 /* D-Bus method handlers (vtable in manager.c). */
 int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int method_assign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int method_unassign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int method_get_assignments(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+int method_get_guests(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *error);

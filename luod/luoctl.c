@@ -208,6 +208,21 @@ static int verb_report(bool json) {
 #undef MS
                 }
         }
+        json_object *guests;
+        if (json_object_object_get_ex(root, "guests", &guests) && json_object_is_type(guests, json_type_array) &&
+            json_object_array_length(guests) > 0) {
+                printf("  %-30s %-4s %-8s %12s  %s\n", "guest (consumer/guest)", "VFs", "result", "downtime", "error");
+                for (size_t i = 0; i < json_object_array_length(guests); i++) {
+                        json_object *g = json_object_array_get_idx(guests, i), *d;
+                        char who[256], down[32] = "-";
+
+                        snprintf(who, sizeof(who), "%s/%s", jstr(g, "consumer"), jstr(g, "guest"));
+                        if (json_object_object_get_ex(g, "downtime_ms", &d) && d)
+                                snprintf(down, sizeof(down), "%.1f ms", json_object_get_double(d));
+                        printf("  %-30s %-4s %-8s %12s  %s\n", who, jstr(g, "vfs"), jstr(g, "result"), down,
+                               strcmp(jstr(g, "result"), "failed") == 0 ? jstr(g, "error") : "");
+                }
+        }
         json_object_put(root);
         return 0;
 }

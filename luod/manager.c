@@ -578,6 +578,10 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_NO_RESULT, method_unassign_vf, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetAssignments", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssu)", assignments),
                                 method_get_assignments, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetGuests", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssd)", guests),
+                                method_get_guests, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GuestRunning", SD_BUS_ARGS("s", guest), SD_BUS_RESULT("d", downtime_ms),
+                                method_guest_running, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END
 };
 
@@ -635,7 +639,7 @@ static void keep_state(Manager *m, const char *backend, const char *buf, size_t 
                 log_info("Kept a copy of the preserved state in %s", path);
 }
 
-static int write_report(Manager *m, const char *update_id) {
+int manager_write_report(Manager *m, const char *update_id) {
         char dir[PATH_MAX], path[PATH_MAX + 64], tmp[PATH_MAX + 72];
 
         snprintf(dir, sizeof(dir), "%s/reports", m->state_dir);
@@ -720,8 +724,17 @@ int manager_restore_at_start(Manager *m) {
         if (r < 0)
                 log_warning_errno(r, "Cannot read /dev/kmsg, the report has no kernel-pci-enumeration: %m");
         m->report = report_build(&s, backend, pfs, luod_start_tsc, luod_start_boottime_us, end_tsc, &kboot);
+        if (m->report) {
+                /* Per guest: its VFs back or not; downtime once its consumer
+                 * says it runs (GuestRunning), from the blackout start. */
+                (void) consumers_report_guests(m, &s, pfs);
+                for (size_t i = 0; i < s.n_timestamps; i++)
+                        if (strcmp(s.timestamps[i].name, "persist-start") == 0)
+                                m->blackout_start_tsc = s.timestamps[i].tsc;
+                m->tsc_khz = s.tsc_khz;
+        }
         if (m->report)
-                (void) write_report(m, s.update_id);
+                (void) manager_write_report(m, s.update_id);
         size_t failed = 0;
         for (size_t i = 0; i < s.n_pfs; i++)
                 failed += pfs[i].error != 0;

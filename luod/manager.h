@@ -56,6 +56,8 @@ typedef struct Manager {
         Consumer **consumers;
         size_t n_consumers;
         LuodState held;
+        uint64_t blackout_start_tsc;    /* restored update: its persist-start (TSC), 0 = unknown */
+        uint64_t tsc_khz;               /* and the TSC rate recorded before the kexec */
 } Manager;
 
 /* Runs at start, before the bus name is taken: finds a preserved state
@@ -67,6 +69,10 @@ typedef struct Manager {
  * only when every PF was restored.  Returns 0 (also when nothing was
  * preserved), or a negative errno for a failed restore (the state is kept). */
 int manager_restore_at_start(Manager *m);
+
+/* Writes m->report to <state_dir>/reports/<update_id>.json and
+ * <state_dir>/report.json.  Returns 0 or a negative errno (logged). */
+int manager_write_report(Manager *m, const char *update_id);
 
 /* Adds org.luod1.Manager at /org/luod1 to m->bus. */
 int manager_add_bus_object(Manager *m);

@@ -6,7 +6,9 @@
  *   tb-hypervisor [--bus-address=ADDR] NAME ACTION...
  *     assign GUEST PF-IDENTITY VF-INDEX
  *     unassign GUEST PF-IDENTITY VF-INDEX
- *     list                      GetAssignments, one "consumer guest identity index" a line
+ *     list                      GetAssignments, one "assignment consumer guest identity index" a line
+ *     guests                    GetGuests, one "guest consumer guest result downtime_ms" a line
+ *     running GUEST             GuestRunning, prints "running GUEST downtime_ms"
  *     hold SECONDS              stay connected (the consumer stays registered)
  *
  * Exit 0 when every action succeeded; 1 at the first failure, printing
@@ -107,6 +109,33 @@ int main(int argc, char *argv[]) {
                                 fprintf(stderr, "tb-hypervisor: list: %s\n", strerror(-r));
                                 return 1;
                         }
+                } else if (strcmp(a, "guests") == 0) {
+                        sd_bus_message *reply = NULL;
+                        const char *c, *g, *res;
+                        double d;
+
+                        if (call(bus, "guests", "GetGuests", &reply, NULL) < 0)
+                                return 1;
+                        r = sd_bus_message_enter_container(reply, 'a', "(sssd)");
+                        while (r > 0 && (r = sd_bus_message_read(reply, "(sssd)", &c, &g, &res, &d)) > 0)
+                                printf("guest %s %s %s %.1f\n", c, g, res, d);
+                        sd_bus_message_unref(reply);
+                        if (r < 0) {
+                                fprintf(stderr, "tb-hypervisor: guests: %s\n", strerror(-r));
+                                return 1;
+                        }
+                } else if (strcmp(a, "running") == 0 && argc - i >= 1) {
+                        sd_bus_message *reply = NULL;
+                        char what[300];
+                        double d = -1;
+
+                        snprintf(what, sizeof(what), "running %s", argv[i]);
+                        if (call(bus, what, "GuestRunning", &reply, "s", argv[i]) < 0)
+                                return 1;
+                        (void) sd_bus_message_read(reply, "d", &d);
+                        sd_bus_message_unref(reply);
+                        printf("running %s %.1f\n", argv[i], d);
+                        i++;
                 } else if (strcmp(a, "hold") == 0 && argc - i >= 1) {
                         fflush(stdout);
                         sleep((unsigned) strtoul(argv[i++], NULL, 10));

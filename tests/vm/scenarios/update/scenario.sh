@@ -129,7 +129,8 @@ stage2() {
 	tb_show_luod_log
 	tb_say "HOSTMARK luod-ready"
 	luoctl status 2>&1 | tb_info
-	luoctl report 2>&1 | tb_info
+	luoctl report >/tmp/report.txt 2>&1
+	tb_info </tmp/report.txt
 	luoctl report --json >/tmp/report.json 2>&1
 	inventory >/tmp/inventory-after
 
@@ -137,7 +138,9 @@ stage2() {
 		tb_check "luod state is failed" sh -c 'luoctl status | grep -q "state:   failed"'
 		tb_check "report: $broken failed, naming the PF and the errno" \
 			grep -q "PF $broken .*$broken_why" /tmp/report.json
-		tb_check "report: the two other PFs ok" test "$(grep -c '"result": "ok"' /tmp/report.json)" -eq 2
+		tb_check "report: guest vm-b (its VF on $broken) failed, naming the PF; vm-a ok" \
+			sh -c "grep -Eq 'hv1/vm-b +1 +failed .*PF $broken' /tmp/report.txt && grep -Eq 'hv1/vm-a +2 +ok' /tmp/report.txt"
+		tb_check "report: the two other PFs ok" test "$(sed '/"guests"/,$d' /tmp/report.json | grep -c '"result": "ok"')" -eq 2
 		for pf in $nvmes $igb; do
 			[ "$pf" = "$broken" ] && continue
 			grep "^pf\.$pf\." /luod-tb/inventory-before >/tmp/want.$pf
@@ -156,6 +159,20 @@ stage2() {
 	tb_check "the 3 VF assignments came back across the kexec" \
 		sh -c 'test "$(wc -l </luod-tb/assignments-before)" -eq 3 && cmp /luod-tb/assignments-before /tmp/assignments-after'
 	tb_check "... and are saved in /var/lib/luod/assignments.json" grep -q '"guest": *"vm-b"' /var/lib/luod/assignments.json
+	# The hypervisor learns its guests' VFs are back and says when each runs:
+	# luod gives each guest's downtime from the blackout start (TSC).
+	tb-hypervisor hv1 guests running vm-a guests >/tmp/guests.out 2>&1
+	tb_info </tmp/guests.out
+	tb_check "GetGuests: vm-a and vm-b of hv1 restored ok" \
+		sh -c 'grep -q "^guest hv1 vm-a ok" /tmp/guests.out && grep -q "^guest hv1 vm-b ok" /tmp/guests.out'
+	tb_check "GuestRunning vm-a: a downtime, then GetGuests says running" \
+		sh -c 'grep -Eq "^running vm-a [1-9][0-9]*\.[0-9]" /tmp/guests.out && grep -q "^guest hv1 vm-a running [1-9]" /tmp/guests.out'
+	tb_check "GuestRunning for a guest hv1 never had is refused" \
+		sh -c 'tb-hypervisor hv1 running vm-z 2>&1 | grep -q "Consumer hv1 has no guest vm-z"'
+	tb_check "report.json: vm-a's downtime, vm-b not running yet" \
+		sh -c 'luoctl report --json | tr -d " \n" | grep -q "\"guest\":\"vm-a\",\"vfs\":2,\"result\":\"running\",\"error\":null,\"downtime_ms\":[1-9]"'
+	ms=$(sed -n 's/^running vm-a //p' /tmp/guests.out)
+	[ -n "$ms" ] && tb_figure guest-vm-a-downtime "$ms" ms
 	tb_check "report: backend $UPDATE_BACKEND" grep -q "\"backend\": \"$UPDATE_BACKEND\"" /tmp/report.json
 	tb_check "inventory after == before ($(wc -l </luod-tb/inventory-before) fields, IOMMU groups aside)" \
 		sh -c 'diff /luod-tb/inventory-before /tmp/inventory-after >/tmp/inv.diff'
@@ -171,7 +188,7 @@ stage2() {
 	tb_check "ip link: igb VF 1 MAC, VLAN 77, trust on" \
 		grep -Eq "vf 1 .*link/ether 02:aa:bb:cc:dd:01.*vlan 77,.*trust on" /tmp/iplink
 	tb_check "ip link: igb VF 4 VLAN 4000 qos 3" grep -Eq "vf 4 .*vlan 4000, qos 3" /tmp/iplink
-	tb_check "report: all 3 PFs ok" test "$(grep -c '"result": "ok"' /tmp/report.json)" -eq 3
+	tb_check "report: all 3 PFs ok" test "$(sed '/"guests"/,$d' /tmp/report.json | grep -c '"result": "ok"')" -eq 3
 	tb_check "report: total-blackout phase measured" grep -q '"total-blackout"' /tmp/report.json
 	tb_check "report: the new kernel's PCI enumeration measured (kernel log)" \
 		grep -q '"kernel-pci-enumeration"' /tmp/report.json

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <time.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
@@ -8,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "consumers.h"
 #include "io-util.h"
 #include "log.h"
@@ -74,6 +77,15 @@ void consumers_done(Manager *m) {
         m->consumers = NULL;
         m->n_consumers = 0;
         luod_state_free(&m->held);
+        for (size_t i = 0; i < m->n_inhibitors; i++) {
+                free(m->inhibitors[i].consumer);
+                free(m->inhibitors[i].why);
+                if (m->inhibitors[i].fd >= 0)
+                        close(m->inhibitors[i].fd);
+        }
+        free(m->inhibitors);
+        m->inhibitors = NULL;
+        m->n_inhibitors = 0;
 }
 
 static int assignments_path(const Manager *m, char *buf, size_t size) {
@@ -410,15 +422,28 @@ int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         if (!e)
                 return sd_bus_error_set_errnof(error, ENOENT, "Consumer %s has no guest %s in the last live update",
                                                c->name, guest);
-        if (!m->tsc_khz || !m->blackout_start_tsc || now < m->blackout_start_tsc)
+        /* The guest's blackout started when its consumer released its delay
+         * inhibitor (or the maximum passed); without one, at persist-start. */
+        uint64_t start = m->blackout_start_tsc;
+        const char *from = "persist-start";
+        char n1[128], n2[128];
+        snprintf(n1, sizeof(n1), "delay-released:%s", c->name);
+        snprintf(n2, sizeof(n2), "delay-timeout:%s", c->name);
+        for (size_t i = 0; i < m->restored.n_timestamps; i++)
+                if (strcmp(m->restored.timestamps[i].name, n1) == 0 || strcmp(m->restored.timestamps[i].name, n2) == 0) {
+                        start = m->restored.timestamps[i].tsc;
+                        from = m->restored.timestamps[i].name;
+                }
+        if (!m->tsc_khz || !start || now < start)
                 return sd_bus_error_set_errnof(error, ENODATA, "No TSC across the kexec: guest %s's downtime unknown",
                                                guest);
-        double ms = (double) (now - m->blackout_start_tsc) / (double) m->tsc_khz;
+        double ms = (double) (now - start) / (double) m->tsc_khz;
         char buf[32];
 
         snprintf(buf, sizeof(buf), "%.1f", ms);
         json_object_object_add(e, "downtime_ms", json_object_new_double_s(ms, buf));
         json_object_object_add(e, "result", json_object_new_string("running"));
+        json_object_object_add(e, "blackout_start", json_object_new_string(from));
         if (json_object_object_get_ex(m->report, "update_id", &update_id))
                 (void) manager_write_report(m, json_object_get_string(update_id));
         log_info("Guest %s of consumer %s runs again: downtime %.1f ms (blackout start to GuestRunning, TSC)",
@@ -452,4 +477,136 @@ int method_get_guests(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
+}
+
+static uint64_t mono_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+static bool inhibitor_released(const Inhibitor *in) {
+        struct pollfd p = { .fd = in->fd, .events = POLLIN };
+
+        return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLIN | POLLERR));
+}
+
+static void inhibitor_drop(Manager *m, size_t i) {
+        free(m->inhibitors[i].consumer);
+        free(m->inhibitors[i].why);
+        close(m->inhibitors[i].fd);
+        memmove(&m->inhibitors[i], &m->inhibitors[i + 1], (m->n_inhibitors - i - 1) * sizeof(Inhibitor));
+        m->n_inhibitors--;
+}
+
+int inhibitors_check_block(Manager *m, char **ret_why) {
+        for (size_t i = 0; i < m->n_inhibitors;)
+                if (inhibitor_released(&m->inhibitors[i]))
+                        inhibitor_drop(m, i);
+                else
+                        i++;
+        for (size_t i = 0; i < m->n_inhibitors; i++)
+                if (m->inhibitors[i].block) {
+                        if (asprintf(ret_why, "%s: %s", m->inhibitors[i].consumer, m->inhibitors[i].why) < 0)
+                                return -ENOMEM;
+                        return -EBUSY;
+                }
+        return 0;
+}
+
+int inhibitors_prepare(Manager *m, LuodState *s) {
+        uint64_t start = mono_usec(), deadline = start + m->max_delay_usec;
+        size_t n = m->n_inhibitors;
+        bool *done = calloc(n ? n : 1, sizeof(bool));
+        char name[128];
+        int r;
+
+        if (!done)
+                return -ENOMEM;
+        (void) luod_state_add_timestamp(s, "prepare-start", tsc_read(), 0);
+        r = sd_bus_emit_signal(m->bus, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "PrepareForUpdate", "st",
+                               s->update_id, m->max_delay_usec);
+        if (r < 0)
+                log_warning_errno(r, "Cannot send PrepareForUpdate: %m");
+        (void) sd_bus_flush(m->bus);
+
+        for (;;) {
+                size_t waiting = 0;
+
+                for (size_t i = 0; i < n; i++) {
+                        if (done[i] || m->inhibitors[i].block)
+                                continue;
+                        if (inhibitor_released(&m->inhibitors[i])) {
+                                done[i] = true;
+                                snprintf(name, sizeof(name), "delay-released:%s", m->inhibitors[i].consumer);
+                                (void) luod_state_add_timestamp(s, name, tsc_read(), 0);
+                                log_info("Delay inhibitor of %s (%s) released after %.1f ms",
+                                         m->inhibitors[i].consumer, m->inhibitors[i].why,
+                                         (double) (mono_usec() - start) / 1000.0);
+                        } else
+                                waiting++;
+                }
+                if (waiting == 0)
+                        break;
+                if (mono_usec() >= deadline) {
+                        for (size_t i = 0; i < n; i++) {
+                                if (done[i] || m->inhibitors[i].block)
+                                        continue;
+                                snprintf(name, sizeof(name), "delay-timeout:%s", m->inhibitors[i].consumer);
+                                (void) luod_state_add_timestamp(s, name, tsc_read(), 0);
+                                log_warning("Delay inhibitor of %s (%s) still held after the maximum %.1f s; going on",
+                                            m->inhibitors[i].consumer, m->inhibitors[i].why,
+                                            (double) m->max_delay_usec / 1e6);
+                        }
+                        break;
+                }
+                struct timespec t = { .tv_nsec = 5 * 1000 * 1000 };
+                nanosleep(&t, NULL);
+        }
+        free(done);
+        return 0;
+}
+
+int method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        const char *mode, *why;
+        Inhibitor *n;
+        Consumer *c;
+        int r = 0, p[2];
+
+        r = sd_bus_message_read(msg, "ss", &mode, &why);
+        if (r < 0)
+                return r;
+        c = caller(m, msg, error, &r);
+        if (!c)
+                return r;
+        if (strcmp(mode, "delay") != 0 && strcmp(mode, "block") != 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Inhibitor mode must be delay or block, got '%s'",
+                                         mode);
+        if (strlen(why) > 1024)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Reason over 1024 bytes");
+        if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+                return sd_bus_error_set_errnof(error, errno, "pipe2: %m");
+        n = reallocarray(m->inhibitors, m->n_inhibitors + 1, sizeof(Inhibitor));
+        if (!n) {
+                close(p[0]);
+                close(p[1]);
+                return -ENOMEM;
+        }
+        m->inhibitors = n;
+        n[m->n_inhibitors] = (Inhibitor) {
+                .consumer = strdup(c->name), .block = strcmp(mode, "block") == 0, .why = strdup(why), .fd = p[0],
+        };
+        if (!n[m->n_inhibitors].consumer || !n[m->n_inhibitors].why) {
+                m->n_inhibitors++;
+                inhibitor_drop(m, m->n_inhibitors - 1);
+                close(p[1]);
+                return -ENOMEM;
+        }
+        m->n_inhibitors++;
+        log_info("Consumer %s holds a %s inhibitor: %s", c->name, mode, why);
+        r = sd_bus_reply_method_return(msg, "h", p[1]);
+        close(p[1]);
+        return r;
 }

@@ -15,6 +15,13 @@
 
 typedef struct Manager Manager;
 
+typedef struct Inhibitor {
+        char *consumer;
+        bool block;             /* block: Update refused; else delay */
+        char *why;
+        int fd;                 /* read end of the pipe; EOF/POLLHUP: released */
+} Inhibitor;
+
 typedef struct Consumer {
         char *name;             /* [A-Za-z0-9._-]{1,64} */
         char *sender;           /* unique bus name, e.g. ":1.42" */
@@ -39,6 +46,17 @@ int consumers_adopt_assignments(Manager *m, const LuodState *s);
 
 void consumers_done(Manager *m);
 
+/* Drops inhibitors whose holder closed its fd.  Then, when a block
+ * inhibitor is held, returns -EBUSY with *ret_why = "consumer: why". */
+int inhibitors_check_block(Manager *m, char **ret_why);
+
+/* Emits PrepareForUpdate(update_id, max_delay_usec) and waits until every
+ * delay inhibitor's fd is closed or max_delay_usec passes, stamping s with
+ * "prepare-start" and, per delay inhibitor, "delay-released:CONSUMER" or
+ * "delay-timeout:CONSUMER" (TSC).  Blocks luod's event loop meanwhile.
+ * Returns 0. */
+int inhibitors_prepare(Manager *m, LuodState *s);
+
 /* Adds "guests" to m->report: per (consumer, guest) of s's assignments,
  * its VF count, result "ok" when every PF holding its VFs was restored,
  * else "failed" with that PF's error, and downtime_ms null (set by
@@ -52,3 +70,4 @@ int method_unassign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 int method_get_assignments(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int method_get_guests(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+int method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *error);

@@ -35,6 +35,7 @@ static const char *arg_runtime_dir = "/run/luod";
 static uint64_t arg_driver_wait_usec = 30 * 1000 * 1000;
 static unsigned arg_backends = BACKEND_ALL;
 static const char *arg_modules_root = "/lib/modules";
+static uint64_t arg_max_delay_usec = 10 * 1000 * 1000;
 static int bus_open(Manager *m) {
         int r;
 
@@ -81,11 +82,12 @@ static void help(void) {
                "     --driver-wait=SEC    Bound on waiting for each PF driver at restore (default 30)\n"
                "     --backends=LIST      Preservation backends Update may use, of luo,initrd,file\n"
                "                          (default all; tried in that order; restore looks in all)\n"
-               "     --modules-root=DIR   Where the new kernel's module indexes are (default /lib/modules)\n");
+               "     --modules-root=DIR   Where the new kernel's module indexes are (default /lib/modules)\n"
+               "     --max-delay=SEC      Bound on waiting for delay inhibitors before kexec (default 10)\n");
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_VERSION = 0x100, ARG_BUS_ADDRESS, ARG_STATE_DIR, ARG_RUNTIME_DIR, ARG_DRIVER_WAIT, ARG_BACKENDS, ARG_MODULES_ROOT };
+        enum { ARG_VERSION = 0x100, ARG_BUS_ADDRESS, ARG_STATE_DIR, ARG_RUNTIME_DIR, ARG_DRIVER_WAIT, ARG_BACKENDS, ARG_MODULES_ROOT, ARG_MAX_DELAY };
         static const struct option options[] = {
                 { "help",        no_argument,       NULL, 'h'             },
                 { "version",     no_argument,       NULL, ARG_VERSION     },
@@ -95,6 +97,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "driver-wait", required_argument, NULL, ARG_DRIVER_WAIT },
                 { "backends",    required_argument, NULL, ARG_BACKENDS    },
                 { "modules-root", required_argument, NULL, ARG_MODULES_ROOT },
+                { "max-delay",   required_argument, NULL, ARG_MAX_DELAY   },
                 {}
         };
         int c;
@@ -122,6 +125,14 @@ static int parse_argv(int argc, char *argv[]) {
                         if (!*optarg || *end || v > 3600)
                                 return log_error_errno(-EINVAL, "Invalid --driver-wait '%s' (seconds, 0..3600).", optarg);
                         arg_driver_wait_usec = (uint64_t) v * 1000 * 1000;
+                        break;
+                }
+                case ARG_MAX_DELAY: {
+                        char *end;
+                        double v = strtod(optarg, &end);
+                        if (!*optarg || *end || !(v >= 0 && v <= 3600))
+                                return log_error_errno(-EINVAL, "Invalid --max-delay '%s' (seconds, 0..3600).", optarg);
+                        arg_max_delay_usec = (uint64_t) (v * 1e6);
                         break;
                 }
                 case ARG_MODULES_ROOT:
@@ -160,6 +171,7 @@ int main(int argc, char *argv[]) {
         m.driver_wait_usec = arg_driver_wait_usec;
         m.backends = arg_backends;
         m.modules_root = arg_modules_root;
+        m.max_delay_usec = arg_max_delay_usec;
         m.state = strdup("idle");
         m.update_id = strdup("");
         m.last_error = strdup("");

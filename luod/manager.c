@@ -315,6 +315,9 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         if (m->pending.update_id[0])
                 return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED,
                                          "Update %s is already loaded", m->pending.update_id);
+        _cleanup_free_ char *blocked = NULL;
+        if (inhibitors_check_block(m, &blocked) == -EBUSY)
+                return sd_bus_error_set_errnof(error, EBUSY, "Update blocked by consumer %s", blocked);
         /* A preserved state refused or not fully restored at start is the
          * only copy of the last update: a new Update would overwrite it. */
         if (m->state_kept)
@@ -412,6 +415,8 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         set_state(m, "preparing", NULL);
         if (strcmp(backend, "initrd") == 0) {
                 /* The state rides in the initrd: persist before the load. */
+                set_phase(m, "prepare");
+                (void) inhibitors_prepare(m, &s);
                 set_phase(m, "persist");
                 stamp(&s, "persist-start");
                 if (asprintf(&out, "%s/initrd-%s", m->runtime_dir, s.update_id) < 0)
@@ -437,7 +442,10 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 
         if (strcmp(backend, "initrd") != 0) {
                 /* Last step before kexec -e: the state carries every
-                 * timestamp up to here. */
+                 * timestamp up to here.  Consumers pause their guests
+                 * now: the blackout starts. */
+                set_phase(m, "prepare");
+                (void) inhibitors_prepare(m, &s);
                 set_phase(m, "persist");
                 stamp(&s, "persist-start");
                 free(buf);
@@ -582,6 +590,9 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_get_guests, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GuestRunning", SD_BUS_ARGS("s", guest), SD_BUS_RESULT("d", downtime_ms),
                                 method_guest_running, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Inhibit", SD_BUS_ARGS("s", mode, "s", why), SD_BUS_RESULT("h", fd),
+                                method_inhibit, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_SIGNAL_WITH_ARGS("PrepareForUpdate", SD_BUS_ARGS("s", update_id, "t", max_delay_usec), 0),
         SD_BUS_VTABLE_END
 };
 
@@ -728,9 +739,12 @@ int manager_restore_at_start(Manager *m) {
                 /* Per guest: its VFs back or not; downtime once its consumer
                  * says it runs (GuestRunning), from the blackout start. */
                 (void) consumers_report_guests(m, &s, pfs);
-                for (size_t i = 0; i < s.n_timestamps; i++)
+                for (size_t i = 0; i < s.n_timestamps; i++) {
                         if (strcmp(s.timestamps[i].name, "persist-start") == 0)
                                 m->blackout_start_tsc = s.timestamps[i].tsc;
+                        (void) luod_state_add_timestamp(&m->restored, s.timestamps[i].name,
+                                                        s.timestamps[i].tsc, s.timestamps[i].realtime_ns);
+                }
                 m->tsc_khz = s.tsc_khz;
         }
         if (m->report)
@@ -768,6 +782,7 @@ int manager_restore_at_start(Manager *m) {
 
 void manager_done(Manager *m) {
         consumers_done(m);
+        luod_state_free(&m->restored);
         if (m->luo_out_fd >= 0)
                 close(m->luo_out_fd);
         if (m->luo_in_fd >= 0)

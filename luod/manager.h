@@ -24,6 +24,7 @@
 int backends_from_string(const char *s, unsigned *ret);
 
 typedef struct Consumer Consumer;
+typedef struct Inhibitor Inhibitor;
 
 typedef struct Manager {
         sd_event *event;
@@ -56,8 +57,12 @@ typedef struct Manager {
         Consumer **consumers;
         size_t n_consumers;
         LuodState held;
+        Inhibitor *inhibitors;
+        size_t n_inhibitors;
+        uint64_t max_delay_usec;        /* --max-delay: bound on delay inhibitors */
         uint64_t blackout_start_tsc;    /* restored update: its persist-start (TSC), 0 = unknown */
         uint64_t tsc_khz;               /* and the TSC rate recorded before the kexec */
+        LuodState restored;             /* its timestamps (only those are kept) */
 } Manager;
 
 /* Runs at start, before the bus name is taken: finds a preserved state

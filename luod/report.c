@@ -91,6 +91,24 @@ json_object *report_build(const LuodState *want, const char *backend, const PfRe
                 add_phase(phases, "total-blackout", tsc_ms(want, persist->tsc, restore_end_tsc));
         }
         json_object_object_add(o, "phases", phases);
+
+        /* Delay inhibitors: how long each consumer held the update. */
+        const StateTimestamp *prep = ts_find(want, "prepare-start");
+        json_object *inh = json_object_new_array();
+        for (size_t i = 0; prep && inh && i < want->n_timestamps; i++) {
+                const StateTimestamp *t = &want->timestamps[i];
+                bool released = strncmp(t->name, "delay-released:", 15) == 0;
+                bool timeout = strncmp(t->name, "delay-timeout:", 14) == 0;
+
+                if (!released && !timeout)
+                        continue;
+                json_object *e = json_object_new_object();
+                json_object_object_add(e, "consumer", json_object_new_string(t->name + (released ? 15 : 14)));
+                json_object_object_add(e, "held_ms", want->tsc_khz ? ms_new(tsc_ms(want, prep->tsc, t->tsc)) : NULL);
+                json_object_object_add(e, "timed_out", json_object_new_boolean(timeout));
+                json_object_array_add(inh, e);
+        }
+        json_object_object_add(o, "inhibitors", inh);
         json_object_object_add(o, "pci_devices_found", json_object_new_int64(kboot ? kboot->pci_devices : 0));
 
         for (size_t i = 0; i < want->n_pfs; i++) {

@@ -18,3 +18,4 @@
 #define log_warning_errno(r, fmt, ...) log_full_errno("<4>", r, fmt, ##__VA_ARGS__)
 #define log_error(fmt, ...) (void) fprintf(stderr, "<3>" fmt "\n", ##__VA_ARGS__)
 #define log_info(fmt, ...) (void) fprintf(stderr, "<6>" fmt "\n", ##__VA_ARGS__)
+#define log_warning(fmt, ...) (void) fprintf(stderr, "<4>" fmt "\n", ##__VA_ARGS__)

@@ -10,11 +10,15 @@
  *     guests                    GetGuests, one "guest consumer guest result downtime_ms" a line
  *     running GUEST             GuestRunning, prints "running GUEST downtime_ms"
  *     hold SECONDS              stay connected (the consumer stays registered)
+ *     inhibit block WHY SECONDS hold a block inhibitor for SECONDS
+ *     inhibit delay WHY SECONDS hold a delay inhibitor; on PrepareForUpdate
+ *                               "pause the guests" for SECONDS, then release
  *
  * Exit 0 when every action succeeded; 1 at the first failure, printing
  * luod's error ("tb-hypervisor: assign ...: <message>") on stderr. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +29,18 @@
 #define BUS_NAME "org.luod1"
 #define OBJECT_PATH "/org/luod1"
 #define IFACE "org.luod1.Manager"
+
+static int prepared;
+
+static int on_prepare(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        const char *id = NULL;
+
+        (void) sd_bus_message_read(m, "s", &id);
+        printf("prepare %s\n", id ?: "?");
+        fflush(stdout);
+        prepared = 1;
+        return 0;
+}
 
 static int call(sd_bus *bus, const char *what, const char *method, sd_bus_message **reply, const char *types, ...) {
         sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -136,6 +152,33 @@ int main(int argc, char *argv[]) {
                         sd_bus_message_unref(reply);
                         printf("running %s %.1f\n", argv[i], d);
                         i++;
+                } else if (strcmp(a, "inhibit") == 0 && argc - i >= 3) {
+                        sd_bus_message *reply = NULL;
+                        unsigned secs = (unsigned) strtoul(argv[i + 2], NULL, 10);
+                        bool delay = strcmp(argv[i], "delay") == 0;
+                        int fd;
+
+                        if (delay && sd_bus_match_signal(bus, NULL, NULL, OBJECT_PATH, IFACE, "PrepareForUpdate",
+                                                         on_prepare, NULL) < 0)
+                                return 1;
+                        if (call(bus, "inhibit", "Inhibit", &reply, "ss", argv[i], argv[i + 1]) < 0)
+                                return 1;
+                        if (sd_bus_message_read(reply, "h", &fd) < 0 || (fd = dup(fd)) < 0)
+                                return 1;
+                        sd_bus_message_unref(reply);
+                        printf("inhibit %s held\n", argv[i]);
+                        fflush(stdout);
+                        while (delay && !prepared) {
+                                r = sd_bus_process(bus, NULL);
+                                if (r < 0)
+                                        return 1;
+                                if (r == 0 && sd_bus_wait(bus, UINT64_MAX) < 0)
+                                        return 1;
+                        }
+                        sleep(secs);
+                        close(fd);
+                        printf("inhibit %s released\n", argv[i]);
+                        i += 3;
                 } else if (strcmp(a, "hold") == 0 && argc - i >= 1) {
                         fflush(stdout);
                         sleep((unsigned) strtoul(argv[i++], NULL, 10));

@@ -203,6 +203,34 @@ grep -q "Consumer hv1 (:.*) disconnected; dropped" "$tmp/luod.log" || fail "no l
 out=$("$hv" --bus-address="$addr" hv1 running vm-a 2>&1) && fail "GuestRunning without a live update accepted"
 grep -q "Consumer hv1 has no guest vm-a in the last live update" <<<"$out" || fail "GuestRunning: $out"
 stop_luod
+
+# Inhibitors.  Block: Update refused with the holder's reason, nothing changes.
+start_luod --max-delay=2 --backends=initrd
+"$hv" --bus-address="$addr" hvB inhibit block "migrating vm-x" 3 >"$tmp/hvB.out" 2>&1 &
+hvB=$!
+for _ in $(seq 100); do grep -q "inhibit block held" "$tmp/hvB.out" 2>/dev/null && break; sleep 0.05; done
+out=$(call Update ssst /etc/hostname /etc/hostname "" 1 2>&1) && fail "Update accepted under a block inhibitor"
+grep -q "Update blocked by consumer hvB: migrating vm-x" <<<"$out" || fail "block inhibitor: $out"
+[[ $(prop State) == 's "idle"' ]] || fail "block inhibitor changed State: $(prop State)"
+wait "$hvB"
+out=$(call Update ssst /etc/hostname /etc/hostname "" 1 2>&1) || fail "Update still blocked after the holder closed its fd: $out"
+# Delay: PrepareForUpdate goes out; one holder releases after 1 s, one never
+# does and the maximum (2 s) applies; then the update goes on (and fails at
+# the load of /etc/hostname, as always here).
+"$hv" --bus-address="$addr" hvC inhibit delay "pausing vm-c" 1 >"$tmp/hvC.out" 2>&1 &
+hvC=$!
+"$hv" --bus-address="$addr" hvD inhibit delay "stuck" 60 >"$tmp/hvD.out" 2>&1 &
+hvD=$!
+for _ in $(seq 100); do grep -q "held" "$tmp/hvC.out" 2>/dev/null && grep -q "held" "$tmp/hvD.out" 2>/dev/null && break; sleep 0.05; done
+t0=$SECONDS
+out=$(call Update ssst /etc/hostname /etc/hostname "" 0 2>&1) && fail "kexec loaded /etc/hostname?"
+((SECONDS - t0 >= 2)) || fail "Update did not wait for the delay inhibitors ($((SECONDS - t0)) s)"
+grep -q "^prepare " "$tmp/hvC.out" || fail "hvC got no PrepareForUpdate: $(cat "$tmp/hvC.out")"
+grep -q "Delay inhibitor of hvC (pausing vm-c) released after" "$tmp/luod.log" || fail "hvC release not logged"
+grep -q "Delay inhibitor of hvD (stuck) still held after the maximum 2.0 s" "$tmp/luod.log" || fail "hvD timeout not logged"
+kill "$hvD" 2>/dev/null || true
+wait "$hvC" || fail "hvC: $(cat "$tmp/hvC.out")"
+stop_luod
 # Assignments saved by an earlier luod are loaded; a corrupt file is named and kept.
 cat >"$state/assignments.json" <<'JSON'
 [ { "consumer": "hv1", "guest": "vm-a", "pf_identity": "dsn:00-11-22-33-44-55-66-77", "vf_index": 3 } ]

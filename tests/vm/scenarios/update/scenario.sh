@@ -10,8 +10,12 @@
 # UPDATE_COLD (the new kernel does not start luod; a cold boot follows).
 
 : "${UPDATE_BACKEND:=luo}"
-LUOD_ARGS=
-[ "$UPDATE_BACKEND" = file ] && LUOD_ARGS=--backends=file
+LUOD_ARGS=--max-delay=3
+[ "$UPDATE_BACKEND" = file ] && LUOD_ARGS="$LUOD_ARGS --backends=file"
+# Inhibitors in the main scenario only: hv2 pauses for 2 s after
+# PrepareForUpdate, hv3 never lets go (the 3 s maximum applies).
+INHIBITORS=
+[ "$UPDATE_BACKEND" = luo ] && [ -z "${UPDATE_BREAK_PF:-}" ] && INHIBITORS=1
 IGB_VFS=7
 
 pf_of_kind() { for pf in $(tb_pfs); do [ "$(tb_pf_kind "$pf")" = "$1" ] && echo "$pf"; done; }
@@ -86,6 +90,22 @@ stage1() {
 		tb_show_luod_log
 		tb_finish
 		return
+	fi
+	if [ -n "$INHIBITORS" ]; then
+		tb-hypervisor hv2 inhibit delay "pausing vm-c" 2 >/tmp/hv2.out 2>&1 &
+		tb-hypervisor hv3 inhibit delay "stuck" 600 >/tmp/hv3.out 2>&1 &
+		tb-hypervisor hv4 inhibit block "migrating vm-d" 600 >/tmp/hv4.out 2>&1 &
+		hv4=$!
+		n=0
+		until grep -q held /tmp/hv2.out 2>/dev/null && grep -q held /tmp/hv3.out 2>/dev/null &&
+			grep -q held /tmp/hv4.out 2>/dev/null; do
+			n=$((n + 1)); [ $n -gt 300 ] && break; sleep 0.1
+		done
+		tb_check "a block inhibitor refuses the update with its holder's reason, nothing changes" \
+			sh -c 'luoctl update --kernel /luod-tb/bzImage --initrd /tmp/initrd2 --yes 2>&1 |
+				grep -q "Update blocked by consumer hv4: migrating vm-d" && grep -qx 0 /sys/kernel/kexec_loaded'
+		kill "$hv4"
+		sleep 0.5
 	fi
 	tb_say "HOSTMARK luoctl-update"
 	luoctl update --kernel /luod-tb/bzImage --initrd /tmp/initrd2 \
@@ -188,6 +208,13 @@ stage2() {
 	tb_check "ip link: igb VF 1 MAC, VLAN 77, trust on" \
 		grep -Eq "vf 1 .*link/ether 02:aa:bb:cc:dd:01.*vlan 77,.*trust on" /tmp/iplink
 	tb_check "ip link: igb VF 4 VLAN 4000 qos 3" grep -Eq "vf 4 .*vlan 4000, qos 3" /tmp/iplink
+	if [ -n "$INHIBITORS" ]; then
+		tr -d ' \n' </tmp/report.json >/tmp/report.flat
+		tb_check "report: hv2 held its delay inhibitor >= 2 s and let go" \
+			grep -Eq '"consumer":"hv2","held_ms":[2-9][0-9]{3}\.[0-9],"timed_out":false' /tmp/report.flat
+		tb_check "report: hv3 never let go, the 3 s maximum applied" \
+			grep -Eq '"consumer":"hv3","held_ms":3[0-9]{3}\.[0-9],"timed_out":true' /tmp/report.flat
+	fi
 	tb_check "report: all 3 PFs ok" test "$(sed '/"guests"/,$d' /tmp/report.json | grep -c '"result": "ok"')" -eq 3
 	tb_check "report: total-blackout phase measured" grep -q '"total-blackout"' /tmp/report.json
 	tb_check "report: the new kernel's PCI enumeration measured (kernel log)" \

@@ -233,7 +233,27 @@ int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *
         m->consumers = n;
         m->consumers[m->n_consumers++] = c;
         log_info("Consumer %s registered (%s)", name, sender);
-        return sd_bus_reply_method_return(msg, NULL);
+        r = sd_bus_reply_method_return(msg, NULL);
+        if (r < 0)
+                return r;
+
+        /* Its guests of the last live update: restored or not, now (the
+         * restore ran before luod took its bus name). */
+        json_object *guests, *c2, *g, *res, *err;
+        if (m->report && json_object_object_get_ex(m->report, "guests", &guests))
+                for (size_t i = 0; i < json_object_array_length(guests); i++) {
+                        json_object *e = json_object_array_get_idx(guests, i);
+
+                        if (!json_object_object_get_ex(e, "consumer", &c2) ||
+                            strcmp(json_object_get_string(c2), name) != 0 ||
+                            !json_object_object_get_ex(e, "guest", &g) || !json_object_object_get_ex(e, "result", &res))
+                                continue;
+                        err = json_object_object_get(e, "error");
+                        (void) sd_bus_emit_signal(m->bus, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "GuestRestored", "sssb",
+                                                  name, json_object_get_string(g), err ? json_object_get_string(err) : "",
+                                                  strcmp(json_object_get_string(res), "failed") != 0);
+                }
+        return 0;
 }
 
 /* The calling consumer, or an error naming why not. */

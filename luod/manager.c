@@ -593,6 +593,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("Inhibit", SD_BUS_ARGS("s", mode, "s", why), SD_BUS_RESULT("h", fd),
                                 method_inhibit, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("PrepareForUpdate", SD_BUS_ARGS("s", update_id, "t", max_delay_usec), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("GuestRestored", SD_BUS_ARGS("s", consumer, "s", guest, "s", error, "b", ok), 0),
         SD_BUS_VTABLE_END
 };
 

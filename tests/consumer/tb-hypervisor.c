@@ -9,6 +9,7 @@
  *     list                      GetAssignments, one "assignment consumer guest identity index" a line
  *     guests                    GetGuests, one "guest consumer guest result downtime_ms" a line
  *     running GUEST             GuestRunning, prints "running GUEST downtime_ms"
+ *     restored                  print the GuestRestored signals received (1 s)
  *     hold SECONDS              stay connected (the consumer stays registered)
  *     inhibit block WHY SECONDS hold a block inhibitor for SECONDS
  *     inhibit delay WHY SECONDS hold a delay inhibitor; on PrepareForUpdate
@@ -39,6 +40,15 @@ static int on_prepare(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
         printf("prepare %s\n", id ?: "?");
         fflush(stdout);
         prepared = 1;
+        return 0;
+}
+
+static int on_restored(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        const char *c, *g, *e;
+        int ok;
+
+        if (sd_bus_message_read(m, "sssb", &c, &g, &e, &ok) >= 0)
+                printf("restored %s %s %s%s%s\n", c, g, ok ? "ok" : "failed", *e ? " " : "", e);
         return 0;
 }
 
@@ -93,6 +103,9 @@ int main(int argc, char *argv[]) {
                 return 1;
         }
         const char *name = argv[i++];
+        /* Before registering: luod sends GuestRestored right after. */
+        if (sd_bus_match_signal(bus, NULL, NULL, OBJECT_PATH, IFACE, "GuestRestored", on_restored, NULL) < 0)
+                return 1;
         if (call(bus, "RegisterConsumer", "RegisterConsumer", NULL, "s", name) < 0)
                 return 1;
         printf("registered %s\n", name);
@@ -179,6 +192,14 @@ int main(int argc, char *argv[]) {
                         close(fd);
                         printf("inhibit %s released\n", argv[i]);
                         i += 3;
+                } else if (strcmp(a, "restored") == 0) {
+                        for (int k = 0; k < 20; k++) {
+                                r = sd_bus_process(bus, NULL);
+                                if (r < 0)
+                                        return 1;
+                                if (r == 0)
+                                        (void) sd_bus_wait(bus, 50 * 1000);
+                        }
                 } else if (strcmp(a, "hold") == 0 && argc - i >= 1) {
                         fflush(stdout);
                         sleep((unsigned) strtoul(argv[i++], NULL, 10));

@@ -158,6 +158,9 @@ stage2() {
 		tb_check "luod state is failed" sh -c 'luoctl status | grep -q "state:   failed"'
 		tb_check "report: $broken failed, naming the PF and the errno" \
 			grep -q "PF $broken .*$broken_why" /tmp/report.json
+		tb-hypervisor hv1 restored >/tmp/restored.out 2>&1
+		tb_check "GuestRestored to hv1: vm-b failed naming $broken, vm-a ok" \
+			sh -c "grep -q '^restored hv1 vm-b failed PF $broken' /tmp/restored.out && grep -q '^restored hv1 vm-a ok' /tmp/restored.out"
 		tb_check "report: guest vm-b (its VF on $broken) failed, naming the PF; vm-a ok" \
 			sh -c "grep -Eq 'hv1/vm-b +1 +failed .*PF $broken' /tmp/report.txt && grep -Eq 'hv1/vm-a +2 +ok' /tmp/report.txt"
 		tb_check "report: the two other PFs ok" test "$(sed '/"guests"/,$d' /tmp/report.json | grep -c '"result": "ok"')" -eq 2
@@ -181,8 +184,10 @@ stage2() {
 	tb_check "... and are saved in /var/lib/luod/assignments.json" grep -q '"guest": *"vm-b"' /var/lib/luod/assignments.json
 	# The hypervisor learns its guests' VFs are back and says when each runs:
 	# luod gives each guest's downtime from the blackout start (TSC).
-	tb-hypervisor hv1 guests running vm-a guests >/tmp/guests.out 2>&1
+	tb-hypervisor hv1 restored guests running vm-a guests >/tmp/guests.out 2>&1
 	tb_info </tmp/guests.out
+	tb_check "GuestRestored signals to hv1 on registering: vm-a ok, vm-b ok" \
+		sh -c 'grep -q "^restored hv1 vm-a ok" /tmp/guests.out && grep -q "^restored hv1 vm-b ok" /tmp/guests.out'
 	tb_check "GetGuests: vm-a and vm-b of hv1 restored ok" \
 		sh -c 'grep -q "^guest hv1 vm-a ok" /tmp/guests.out && grep -q "^guest hv1 vm-b ok" /tmp/guests.out'
 	tb_check "GuestRunning vm-a: a downtime, then GetGuests says running" \

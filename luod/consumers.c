@@ -606,6 +606,9 @@ int method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
                                          mode);
         if (strlen(why) > 1024)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Reason over 1024 bytes");
+        /* Drop released ones first, so repeated Inhibit calls do not pile up fds. */
+        _cleanup_free_ char *ignored = NULL;
+        (void) inhibitors_check_block(m, &ignored);
         if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
                 return sd_bus_error_set_errnof(error, errno, "pipe2: %m");
         n = reallocarray(m->inhibitors, m->n_inhibitors + 1, sizeof(Inhibitor));

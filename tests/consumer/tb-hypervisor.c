@@ -15,6 +15,11 @@
  *     inhibit delay WHY SECONDS hold a delay inhibitor; on PrepareForUpdate
  *                               "pause the guests" for SECONDS, then release
  *
+ * With TB_HOSTMARK set, the moments a delay inhibitor is released and a
+ * GuestRunning call starts are written to /dev/console as "LUOD-TB:
+ * HOSTMARK NAME-released" / "LUOD-TB: HOSTMARK GUEST-running" (the VM test
+ * bed's runner stamps them with the host's clock).
+ *
  * Exit 0 when every action succeeded; 1 at the first failure, printing
  * luod's error ("tb-hypervisor: assign ...: <message>") on stderr. */
 #include <errno.h>
@@ -32,6 +37,15 @@
 #define IFACE "org.luod1.Manager"
 
 static int prepared;
+
+static void hostmark(const char *a, const char *b) {
+        FILE *f;
+
+        if (!getenv("TB_HOSTMARK") || !(f = fopen("/dev/console", "we")))
+                return;
+        fprintf(f, "LUOD-TB: HOSTMARK %s-%s\n", a, b);
+        fclose(f);
+}
 
 static int on_prepare(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         const char *id = NULL;
@@ -159,6 +173,7 @@ int main(int argc, char *argv[]) {
                         double d = -1;
 
                         snprintf(what, sizeof(what), "running %s", argv[i]);
+                        hostmark(argv[i], "running");
                         if (call(bus, what, "GuestRunning", &reply, "s", argv[i]) < 0)
                                 return 1;
                         (void) sd_bus_message_read(reply, "d", &d);
@@ -190,6 +205,7 @@ int main(int argc, char *argv[]) {
                         }
                         sleep(secs);
                         close(fd);
+                        hostmark(name, "released");
                         printf("inhibit %s released\n", argv[i]);
                         i += 3;
                 } else if (strcmp(a, "restored") == 0) {

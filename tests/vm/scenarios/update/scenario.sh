@@ -92,7 +92,8 @@ stage1() {
 		return
 	fi
 	if [ -n "$INHIBITORS" ]; then
-		tb-hypervisor hv2 inhibit delay "pausing vm-c" 2 >/tmp/hv2.out 2>&1 &
+		id0=$(tb-inventory flat | sed -n "s/^pf\.$(echo $nvmes | cut -d' ' -f1)\.identity=//p")
+		TB_HOSTMARK=1 tb-hypervisor hv2 assign vm-c "$id0" 5 inhibit delay "pausing vm-c" 2 >/tmp/hv2.out 2>&1 &
 		tb-hypervisor hv3 inhibit delay "stuck" 600 >/tmp/hv3.out 2>&1 &
 		tb-hypervisor hv4 inhibit block "migrating vm-d" 600 >/tmp/hv4.out 2>&1 &
 		hv4=$!
@@ -178,7 +179,7 @@ stage2() {
 	fi
 
 	tb_check "luod state is restored" sh -c 'luoctl status | grep -q "state:   restored"'
-	tb-hypervisor hv1 list | grep '^assignment' | sort >/tmp/assignments-after
+	tb-hypervisor hv1 list | grep '^assignment hv1 ' | sort >/tmp/assignments-after
 	tb_check "the 3 VF assignments came back across the kexec" \
 		sh -c 'test "$(wc -l </luod-tb/assignments-before)" -eq 3 && cmp /luod-tb/assignments-before /tmp/assignments-after'
 	tb_check "... and are saved in /var/lib/luod/assignments.json" grep -q '"guest": *"vm-b"' /var/lib/luod/assignments.json
@@ -219,6 +220,12 @@ stage2() {
 			grep -Eq '"consumer":"hv2","held_ms":[2-9][0-9]{3}\.[0-9],"timed_out":false' /tmp/report.flat
 		tb_check "report: hv3 never let go, the 3 s maximum applied" \
 			grep -Eq '"consumer":"hv3","held_ms":3[0-9]{3}\.[0-9],"timed_out":true' /tmp/report.flat
+		# vm-c's downtime: from hv2's release to its GuestRunning, by luod
+		# (TSC) and by the host (the two console marks).
+		TB_HOSTMARK=1 tb-hypervisor hv2 running vm-c >/tmp/hv2-running.out 2>&1
+		ms=$(sed -n 's/^running vm-c //p' /tmp/hv2-running.out)
+		tb_check "GuestRunning vm-c (hv2): downtime from hv2's release ($ms ms)" test -n "$ms"
+		[ -n "$ms" ] && tb_figure guest-vm-c-downtime-luod "$ms" ms
 	fi
 	tb_check "report: all 3 PFs ok" test "$(sed '/"guests"/,$d' /tmp/report.json | grep -c '"result": "ok"')" -eq 3
 	tb_check "report: total-blackout phase measured" grep -q '"total-blackout"' /tmp/report.json

@@ -120,11 +120,11 @@ static void *worker_run(void *userdata) {
         }
         res->settings_us = now_us();
 
-        r = sriov_pf_set_autoprobe(&res->bdf, want->drivers_autoprobe);
-        if (r < 0) {
-                fail_pf(res, r, "writing sriov_drivers_autoprobe %d", want->drivers_autoprobe);
-                return NULL;
-        }
+        /* sriov_drivers_autoprobe stays 0 until every VF is bound as
+         * recorded: a VF's driver attach may run asynchronously (nvme
+         * probes asynchronously) and checks autoprobe only when it runs,
+         * so setting it back first let a VF recorded unbound get a
+         * driver.  Each VF with a recorded driver is bound explicitly. */
         for (size_t i = 0; i < want->n_vfs; i++) {
                 const VfRecord *vf = &want->vfs[i];
                 PciBdf now;
@@ -142,7 +142,7 @@ static void *worker_run(void *userdata) {
                 }
                 /* Without autoprobe the PCI core probes a VF only through
                  * driver_override: use the driver as a temporary override. */
-                bool temporary = !vf->driver_override && vf->driver && !want->drivers_autoprobe;
+                bool temporary = !vf->driver_override && vf->driver;
                 r = sriov_vf_bind(&now, temporary ? vf->driver : vf->driver_override, vf->driver);
                 if (r >= 0 && temporary)
                         r = sriov_vf_clear_override(&now);
@@ -151,6 +151,11 @@ static void *worker_run(void *userdata) {
                                 pci_bdf_format(&now, vfbdf), vf->driver ?: "(none)");
                         return NULL;
                 }
+        }
+        r = sriov_pf_set_autoprobe(&res->bdf, want->drivers_autoprobe);
+        if (r < 0) {
+                fail_pf(res, r, "writing sriov_drivers_autoprobe %d", want->drivers_autoprobe);
+                return NULL;
         }
         res->bound_us = now_us();
         return NULL;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "drivers.h"
+#include "io-util.h"
 #include "log.h"
 #include "macro.h"
 #include "pci-util.h"
@@ -56,21 +57,6 @@ static bool same_driver(const char *a, const char *b) {
                 if (*a != *b && !((*a == '-' || *a == '_') && (*b == '-' || *b == '_')))
                         return false;
         return *a == *b;
-}
-
-/* First line of a sysfs file, without the newline. */
-static int read_sysfs_line(const char *path, char *buf, size_t size) {
-        FILE *f = fopen(path, "re");
-        int r = 0;
-
-        if (!f)
-                return -errno;
-        if (!fgets(buf, (int) size, f))
-                r = ferror(f) ? -EIO : -ENODATA;
-        fclose(f);
-        if (r == 0)
-                buf[strcspn(buf, "\n")] = '\0';
-        return r;
 }
 
 static void kmod_unrefp(struct kmod_ctx **ctx) {
@@ -165,7 +151,7 @@ int drivers_check(const LuodState *s, const char *modules_root, const char *rele
                         continue;
                 pci_bdf_format(&pf->bdf, bdf);
                 snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/modalias", bdf);
-                r = read_sysfs_line(path, alias, sizeof(alias));
+                r = read_line(path, alias, sizeof(alias));
                 if (r < 0)
                         return log_error_errno(r, "PF %s: cannot read %s: %m", bdf, path);
                 r = kmod_module_new_from_lookup(ctx, alias, &list);

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "consumers.h"
 #include "drivers.h"
+#include "io-util.h"
 #include "kexec.h"
 #include "kmsg.h"
 #include "log.h"
@@ -61,21 +62,6 @@ static uint64_t realtime_ns(void) {
 
 static int stamp(LuodState *s, const char *name) {
         return luod_state_add_timestamp(s, name, tsc_read(), realtime_ns());
-}
-
-/* Reads a small text file's first line into buf (newline stripped). */
-static int read_line(const char *path, char *buf, size_t size) {
-        FILE *f = fopen(path, "re");
-        int r = 0;
-
-        if (!f)
-                return -errno;
-        if (!fgets(buf, (int) size, f))
-                r = ferror(f) ? -EIO : -ENODATA;
-        fclose(f);
-        if (r == 0)
-                buf[strcspn(buf, "\n")] = '\0';
-        return r;
 }
 
 static int set_string(char **p, const char *v) {

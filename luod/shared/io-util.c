@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "io-util.h"
@@ -41,4 +43,18 @@ ssize_t read_full(int fd, void *buf, size_t size, off_t offset) {
                 done += (size_t) k;
         }
         return (ssize_t) done;
+}
+
+int read_line(const char *path, char *buf, size_t size) {
+        FILE *f = fopen(path, "re");
+        int r = 0;
+
+        if (!f)
+                return -errno;
+        if (!fgets(buf, (int) size, f))
+                r = ferror(f) ? -EIO : -ENODATA;
+        fclose(f);
+        if (r == 0)
+                buf[strcspn(buf, "\n")] = '\0';
+        return r;
 }

@@ -14,3 +14,8 @@ int write_full(int fd, const void *buf, size_t size, off_t offset);
  * or end of file.  Returns the number of bytes read (< size only at end of
  * file), or the negative errno of read()/pread(). */
 ssize_t read_full(int fd, void *buf, size_t size, off_t offset);
+
+/* Reads the first line of a small text file (procfs, sysfs) into buf,
+ * without its newline.  Returns 0, the negative errno of fopen(), -EIO on
+ * a read error, or -ENODATA for an empty file. */
+int read_line(const char *path, char *buf, size_t size);

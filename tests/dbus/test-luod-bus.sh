@@ -231,6 +231,22 @@ grep -q "Delay inhibitor of hvD (stuck) still held after the maximum 2.0 s" "$tm
 kill "$hvD" 2>/dev/null || true
 wait "$hvC" || fail "hvC: $(cat "$tmp/hvC.out")"
 stop_luod
+# A consumer that crashes while luod waits for its delay inhibitor does not
+# stall luod: its fd closes with it, long before the 20 s maximum.
+start_luod --max-delay=20 --backends=initrd
+"$hv" --bus-address="$addr" hvE inhibit delay "about to crash" 600 >"$tmp/hvE.out" 2>&1 &
+hvE=$!
+for _ in $(seq 100); do grep -q "held" "$tmp/hvE.out" 2>/dev/null && break; sleep 0.05; done
+t0=$SECONDS
+(call Update ssst /etc/hostname /etc/hostname "" 0 >/dev/null 2>&1 || true) &
+upd=$!
+for _ in $(seq 100); do grep -q "^prepare " "$tmp/hvE.out" 2>/dev/null && break; sleep 0.05; done
+kill -9 "$hvE"
+wait "$upd"
+((SECONDS - t0 < 10)) || fail "luod stalled $((SECONDS - t0)) s on a crashed consumer"
+grep -q "Delay inhibitor of hvE (about to crash) released after" "$tmp/luod.log" || fail "crashed hvE not seen as released"
+[[ $(prop State) == 's "failed"' ]] || fail "after the crashed consumer: State $(prop State)"
+stop_luod
 # Assignments saved by an earlier luod are loaded; a corrupt file is named and kept.
 cat >"$state/assignments.json" <<'JSON'
 [ { "consumer": "hv1", "guest": "vm-a", "pf_identity": "dsn:00-11-22-33-44-55-66-77", "vf_index": 3 } ]

@@ -9,13 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <systemd/sd-journal.h>
 
 #include "config.h"
 #include "consumers.h"
+#include "events.h"
 #include "io-util.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
+#include "report.h"
+
+extern uint64_t luod_start_tsc, luod_start_boottime_us;
 #include "sriov.h"
 #include "tsc.h"
 
@@ -253,6 +258,8 @@ int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *
                                                   name, json_object_get_string(g), err ? json_object_get_string(err) : "",
                                                   strcmp(json_object_get_string(res), "failed") != 0);
                 }
+        /* Then the device events of its PFs it was not sent yet, in order. */
+        (void) events_consumer_registered(m, name, sender);
         return 0;
 }
 
@@ -424,6 +431,89 @@ static json_object *report_guest(Manager *m, const char *consumer, const char *g
         return NULL;
 }
 
+/* CLOCK_MONOTONIC µs of this kernel to TSC ticks, through the pair read at
+ * the end of the restore. */
+static uint64_t mono_to_tsc(const Manager *m, uint64_t us) {
+        if (!us || !m->restore_end_us || !m->tsc_khz)
+                return 0;
+        if (us >= m->restore_end_us)
+                return m->restore_end_tsc + (us - m->restore_end_us) * m->tsc_khz / 1000;
+        return m->restore_end_tsc - (m->restore_end_us - us) * m->tsc_khz / 1000;
+}
+
+static void add_guest_phase(json_object *a, const Manager *m, const char *name, uint64_t start, uint64_t tsc) {
+        json_object *p;
+        char buf[32];
+
+        if (!tsc || !(p = json_object_new_object()))
+                return;
+        double ms = ((double) tsc - (double) start) / (double) m->tsc_khz;
+        snprintf(buf, sizeof(buf), "%.1f", ms);
+        json_object_object_add(p, "name", json_object_new_string(name));
+        json_object_object_add(p, "at_ms", json_object_new_double_s(ms, buf));
+        json_object_array_add(a, p);
+}
+
+/* A guest's way back, each point in ms since its blackout start (TSC):
+ * blackout-start, persist-and-kexec (the old kernel's last step), kernel-start,
+ * luod-start, pfs-enabled and vfs-bound (the last of the PFs holding its
+ * VFs: sriov_numvfs written and VFs present; VFs configured, bound and read
+ * back), events-replayed (luod sent its consumer the held events of those
+ * PFs) and running (GuestRunning). */
+static json_object *guest_phases(Manager *m, const char *consumer, const char *guest, uint64_t start, uint64_t now) {
+        json_object *a = json_object_new_array();
+        uint64_t enabled = 0, bound = 0, persist = 0;
+
+        if (!a)
+                return NULL;
+        for (size_t i = 0; i < m->restored.n_timestamps; i++)
+                if (strcmp(m->restored.timestamps[i].name, "persist-start") == 0)
+                        persist = m->restored.timestamps[i].tsc;
+        for (size_t i = 0; i < m->held.n_assignments; i++) {
+                const VfAssignment *x = &m->held.assignments[i];
+
+                if (strcmp(x->consumer, consumer) != 0 || strcmp(x->guest, guest) != 0)
+                        continue;
+                for (size_t k = 0; k < m->n_restore_pfs; k++) {
+                        const PfRestore *p = &m->restore_pfs[k];
+
+                        if (!p->identity || strcmp(p->identity, x->pf_identity) != 0)
+                                continue;
+                        enabled = MAX(enabled, p->enabled_us);
+                        bound = MAX(bound, p->verified_us ?: p->bound_us);
+                }
+        }
+        add_guest_phase(a, m, "blackout-start", start, start);
+        add_guest_phase(a, m, "persist-and-kexec", start, persist);
+        add_guest_phase(a, m, "kernel-start", start,
+                        luod_start_tsc - luod_start_boottime_us * m->tsc_khz / 1000);
+        add_guest_phase(a, m, "luod-start", start, luod_start_tsc);
+        add_guest_phase(a, m, "pfs-enabled", start, mono_to_tsc(m, enabled));
+        add_guest_phase(a, m, "vfs-bound", start, mono_to_tsc(m, bound));
+        add_guest_phase(a, m, "events-replayed", start, mono_to_tsc(m, events_consumer_replayed_us(m, consumer)));
+        add_guest_phase(a, m, "running", start, now);
+        return a;
+}
+
+/* One structured journal entry per guest back (catalog: units/luod.catalog). */
+static void journal_guest_running(Manager *m, const char *consumer, const char *guest, double ms, const char *from,
+                                  json_object *phases) {
+        char dt[32];
+
+        snprintf(dt, sizeof(dt), "%.1f", ms);
+        (void) sd_journal_send("MESSAGE=Guest %s of consumer %s runs again after a %s ms downtime (update %s)",
+                               guest, consumer, dt, m->update_id,
+                               "MESSAGE_ID=" LUOD_MESSAGE_GUEST_RUNNING_STR,
+                               "PRIORITY=6",
+                               "LUOD_UPDATE_ID=%s", m->update_id,
+                               "LUOD_CONSUMER=%s", consumer,
+                               "LUOD_GUEST=%s", guest,
+                               "LUOD_DOWNTIME_MS=%s", dt,
+                               "LUOD_BLACKOUT_START=%s", from,
+                               "LUOD_PHASES=%s", phases ? json_object_to_json_string_ext(phases, JSON_C_TO_STRING_PLAIN) : "[]",
+                               NULL);
+}
+
 int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
         uint64_t now = tsc_read();
@@ -464,6 +554,10 @@ int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         json_object_object_add(e, "downtime_ms", json_object_new_double_s(ms, buf));
         json_object_object_add(e, "result", json_object_new_string("running"));
         json_object_object_add(e, "blackout_start", json_object_new_string(from));
+        json_object *phases = guest_phases(m, c->name, guest, start, now);
+        if (phases)
+                json_object_object_add(e, "phases", phases);
+        journal_guest_running(m, c->name, guest, ms, from, phases);
         if (json_object_object_get_ex(m->report, "update_id", &update_id))
                 (void) manager_write_report(m, json_object_get_string(update_id));
         log_info("Guest %s of consumer %s runs again: downtime %.1f ms (blackout start to GuestRunning, TSC)",

@@ -222,7 +222,30 @@ static int verb_report(bool json) {
                         printf("  %-30s %-4s %-8s %12s  %s\n", who, jstr(g, "vfs"), jstr(g, "result"), down,
                                strcmp(jstr(g, "result"), "failed") == 0 ? jstr(g, "error") : "");
                 }
+                /* Per guest, where its downtime went (ms since its blackout start). */
+                for (size_t i = 0; i < json_object_array_length(guests); i++) {
+                        json_object *g = json_object_array_get_idx(guests, i), *ph, *n, *at;
+
+                        if (!json_object_object_get_ex(g, "phases", &ph) || !json_object_is_type(ph, json_type_array))
+                                continue;
+                        printf("  %s/%s, ms since its blackout start:", jstr(g, "consumer"), jstr(g, "guest"));
+                        for (size_t k = 0; k < json_object_array_length(ph); k++) {
+                                json_object *p = json_object_array_get_idx(ph, k);
+
+                                if (json_object_object_get_ex(p, "name", &n) && json_object_object_get_ex(p, "at_ms", &at))
+                                        printf("%s %s %.1f", k ? "," : "", json_object_get_string(n),
+                                               json_object_get_double(at));
+                        }
+                        printf("\n");
+                }
         }
+        json_object *ev;
+        if (json_object_object_get_ex(root, "events", &ev) && json_object_is_type(ev, json_type_object))
+                printf("  device events: source %s, %s held and released in order, %s of other devices, "
+                       "%s dropped, %s late%s\n",
+                       jstr(ev, "source"), jstr(ev, "held"), jstr(ev, "unattributed"), jstr(ev, "dropped"),
+                       jstr(ev, "late"), json_object_get_boolean(json_object_object_get(ev, "overrun")) ?
+                       ", the monitor overran (events lost)" : "");
         json_object_put(root);
         return 0;
 }

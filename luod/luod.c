@@ -22,6 +22,7 @@
 
 #include "config.h"
 #include "consumers.h"
+#include "events.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
@@ -36,6 +37,9 @@ static uint64_t arg_driver_wait_usec = 30 * 1000 * 1000;
 static unsigned arg_backends = BACKEND_ALL;
 static const char *arg_modules_root = "/lib/modules";
 static uint64_t arg_max_delay_usec = 10 * 1000 * 1000;
+static unsigned arg_event_buffer = EVENTS_BUFFER_DEFAULT;
+static bool arg_replay_uevents;
+static bool arg_events = true;
 static int bus_open(Manager *m) {
         int r;
 
@@ -83,11 +87,15 @@ static void help(void) {
                "     --backends=LIST      Preservation backends Update may use, of luo,initrd,file\n"
                "                          (default all; tried in that order; restore looks in all)\n"
                "     --modules-root=DIR   Where the new kernel's module indexes are (default /lib/modules)\n"
-               "     --max-delay=SEC      Bound on waiting for delay inhibitors before kexec (default 10)\n");
+               "     --max-delay=SEC      Bound on waiting for delay inhibitors before kexec (default 10)\n"
+               "     --event-buffer=N     Device events kept for GetEvents (default 4096, 16..1048576)\n"
+               "     --no-events          Do not watch, hold or replay device events\n"
+               "     --replay-uevents     After restoring a PF, write \"add <uuid>\" to each VF's uevent\n");
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_VERSION = 0x100, ARG_BUS_ADDRESS, ARG_STATE_DIR, ARG_RUNTIME_DIR, ARG_DRIVER_WAIT, ARG_BACKENDS, ARG_MODULES_ROOT, ARG_MAX_DELAY };
+        enum { ARG_VERSION = 0x100, ARG_BUS_ADDRESS, ARG_STATE_DIR, ARG_RUNTIME_DIR, ARG_DRIVER_WAIT, ARG_BACKENDS, ARG_MODULES_ROOT, ARG_MAX_DELAY,
+               ARG_EVENT_BUFFER, ARG_NO_EVENTS, ARG_REPLAY_UEVENTS };
         static const struct option options[] = {
                 { "help",        no_argument,       NULL, 'h'             },
                 { "version",     no_argument,       NULL, ARG_VERSION     },
@@ -98,6 +106,9 @@ static int parse_argv(int argc, char *argv[]) {
                 { "backends",    required_argument, NULL, ARG_BACKENDS    },
                 { "modules-root", required_argument, NULL, ARG_MODULES_ROOT },
                 { "max-delay",   required_argument, NULL, ARG_MAX_DELAY   },
+                { "event-buffer", required_argument, NULL, ARG_EVENT_BUFFER },
+                { "no-events",   no_argument,       NULL, ARG_NO_EVENTS   },
+                { "replay-uevents", no_argument,    NULL, ARG_REPLAY_UEVENTS },
                 {}
         };
         int c;
@@ -137,6 +148,20 @@ static int parse_argv(int argc, char *argv[]) {
                 }
                 case ARG_MODULES_ROOT:
                         arg_modules_root = optarg;
+                        break;
+                case ARG_EVENT_BUFFER: {
+                        char *end;
+                        unsigned long v = strtoul(optarg, &end, 10);
+                        if (!*optarg || *end || v < 16 || v > 1048576)
+                                return log_error_errno(-EINVAL, "Invalid --event-buffer '%s' (events, 16..1048576).", optarg);
+                        arg_event_buffer = (unsigned) v;
+                        break;
+                }
+                case ARG_NO_EVENTS:
+                        arg_events = false;
+                        break;
+                case ARG_REPLAY_UEVENTS:
+                        arg_replay_uevents = true;
                         break;
                 case ARG_BACKENDS:
                         if (backends_from_string(optarg, &arg_backends) < 0)
@@ -187,6 +212,10 @@ int main(int argc, char *argv[]) {
          * SIGTERM still has its default action here: stopping mid-restore
          * loses nothing, the state is only dropped after a full restore. */
         (void) sd_notify(0, "STATUS=restoring");
+        /* Device events from before the restore on: held in the monitor's
+         * socket until the restore ends (events.h). */
+        if (arg_events)
+                (void) events_start(&m, arg_event_buffer);
         (void) consumers_load(&m);
         (void) manager_restore_at_start(&m);
 
@@ -207,6 +236,11 @@ int main(int argc, char *argv[]) {
         r = bus_open(&m);
         if (r < 0)
                 goto finish;
+        if (m.events) {
+                (void) events_attach(&m, m.restore_pfs, m.n_restore_pfs, arg_replay_uevents);
+                if (m.report && *m.update_id)
+                        (void) manager_write_report(&m, m.update_id);
+        }
 
         (void) sd_notifyf(0, "READY=1\nSTATUS=%s", m.state);
         log_info("luod %s ready on %s (%s)", PACKAGE_VERSION, arg_bus_address ?: "the system bus", m.state);

@@ -10,10 +10,12 @@
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+#include <systemd/sd-journal.h>
 
 #include "config.h"
 #include "consumers.h"
 #include "drivers.h"
+#include "events.h"
 #include "io-util.h"
 #include "kexec.h"
 #include "kmsg.h"
@@ -578,6 +580,11 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_guest_running, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Inhibit", SD_BUS_ARGS("s", mode, "s", why), SD_BUS_RESULT("h", fd),
                                 method_inhibit, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetEvents", SD_BUS_ARGS("t", after_seqnum),
+                                SD_BUS_RESULT("t", lost, "a(stsssa{ss})", events), method_get_events, 0),
+        SD_BUS_SIGNAL_WITH_ARGS("DeviceEvent",
+                                SD_BUS_ARGS("s", pf_identity, "t", seqnum, "s", action, "s", subsystem,
+                                            "s", devpath, "a{ss}", properties, "t", held_usec), 0),
         SD_BUS_SIGNAL_WITH_ARGS("PrepareForUpdate", SD_BUS_ARGS("s", update_id, "t", max_delay_usec), 0),
         SD_BUS_SIGNAL_WITH_ARGS("GuestRestored", SD_BUS_ARGS("s", consumer, "s", guest, "s", error, "b", ok), 0),
         SD_BUS_VTABLE_END
@@ -640,6 +647,11 @@ static void keep_state(Manager *m, const char *backend, const char *buf, size_t 
 int manager_write_report(Manager *m, const char *update_id) {
         char dir[PATH_MAX], path[PATH_MAX + 64], tmp[PATH_MAX + 72];
 
+        if (m->events) {
+                json_object *ev = events_report(m);
+                if (ev)
+                        json_object_object_add(m->report, "events", ev);
+        }
         snprintf(dir, sizeof(dir), "%s/reports", m->state_dir);
         (void) mkdir(m->state_dir, 0700);
         (void) mkdir(dir, 0755);
@@ -651,6 +663,31 @@ int manager_write_report(Manager *m, const char *update_id) {
         if (json_object_to_file_ext(tmp, m->report, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED) < 0 || rename(tmp, path) < 0)
                 return log_error_errno(-EIO, "Failed to write %s", path);
         return 0;
+}
+
+/* One structured journal entry per restore (catalog: units/luod.catalog). */
+static void journal_restore_done(Manager *m, const LuodState *s, const char *backend, size_t failed) {
+        json_object *phases = NULL, *p, *name, *ms;
+        const char *blackout = "";
+
+        if (m->report && json_object_object_get_ex(m->report, "phases", &phases))
+                for (size_t i = 0; i < json_object_array_length(phases); i++) {
+                        p = json_object_array_get_idx(phases, i);
+                        if (json_object_object_get_ex(p, "name", &name) && json_object_object_get_ex(p, "ms", &ms) &&
+                            strcmp(json_object_get_string(name), "total-blackout") == 0)
+                                blackout = json_object_get_string(ms);
+                }
+        (void) sd_journal_send("MESSAGE=Live update %s restored %zu of %zu PFs from %s; blackout %s ms",
+                               s->update_id, s->n_pfs - failed, s->n_pfs, backend, *blackout ? blackout : "unknown",
+                               "MESSAGE_ID=" LUOD_MESSAGE_RESTORE_DONE_STR,
+                               "PRIORITY=%d", failed ? 3 : 6,
+                               "LUOD_UPDATE_ID=%s", s->update_id,
+                               "LUOD_BACKEND=%s", backend,
+                               "LUOD_PFS=%zu", s->n_pfs,
+                               "LUOD_PFS_FAILED=%zu", failed,
+                               "LUOD_BLACKOUT_MS=%s", blackout,
+                               "LUOD_PHASES=%s", phases ? json_object_to_json_string_ext(phases, JSON_C_TO_STRING_PLAIN) : "[]",
+                               NULL);
 }
 
 int manager_restore_at_start(Manager *m) {
@@ -708,6 +745,8 @@ int manager_restore_at_start(Manager *m) {
         if (rr == -ENOMEM)
                 return log_error_errno(rr, "Restore of update %s: %m", s.update_id);
         uint64_t end_tsc = tsc_read();
+        m->restore_end_tsc = end_tsc;
+        m->restore_end_us = now_us();
         if (s.n_assignments > 0) {
                 r = consumers_adopt_assignments(m, &s);
                 if (r < 0)
@@ -739,7 +778,9 @@ int manager_restore_at_start(Manager *m) {
         size_t failed = 0;
         for (size_t i = 0; i < s.n_pfs; i++)
                 failed += pfs[i].error != 0;
-        restore_results_free(pfs, s.n_pfs);
+        m->restore_pfs = pfs;
+        m->n_restore_pfs = s.n_pfs;
+        journal_restore_done(m, &s, backend, failed);
 
         if (rr < 0) {
                 snprintf(msg, sizeof(msg), "Restore of update %s: %zu of %zu PFs failed; state kept "
@@ -769,6 +810,8 @@ int manager_restore_at_start(Manager *m) {
 
 void manager_done(Manager *m) {
         consumers_done(m);
+        events_done(m);
+        restore_results_free(m->restore_pfs, m->n_restore_pfs);
         luod_state_free(&m->restored);
         if (m->luo_out_fd >= 0)
                 close(m->luo_out_fd);

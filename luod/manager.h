@@ -25,6 +25,8 @@ int backends_from_string(const char *s, unsigned *ret);
 
 typedef struct Consumer Consumer;
 typedef struct Inhibitor Inhibitor;
+typedef struct Events Events;
+typedef struct PfRestore PfRestore;
 
 typedef struct Manager {
         sd_event *event;
@@ -63,6 +65,15 @@ typedef struct Manager {
         uint64_t blackout_start_tsc;    /* restored update: its persist-start (TSC), 0 = unknown */
         uint64_t tsc_khz;               /* and the TSC rate recorded before the kexec */
         LuodState restored;             /* its timestamps (only those are kept) */
+        PfRestore *restore_pfs;         /* and its per-PF results (restore.h) */
+        size_t n_restore_pfs;
+        uint64_t restore_end_us;        /* CLOCK_MONOTONIC */
+        uint64_t restore_end_tsc;
+
+        /* Held and replayed device events (events.c). */
+        Events *events;
+        unsigned event_buffer;          /* --event-buffer: events kept for GetEvents */
+        bool replay_uevents;            /* --replay-uevents: "add <uuid>" to each restored VF */
 } Manager;
 
 /* Runs at start, before the bus name is taken: finds a preserved state

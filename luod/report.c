@@ -3,6 +3,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "macro.h"
 #include "report.h"
 
 static const StateTimestamp *ts_find(const LuodState *s, const char *name) {
@@ -127,6 +128,10 @@ json_object *report_build(const LuodState *want, const char *backend, const PfRe
                 json_object_object_add(j, "settings_ms", ms_new(us_ms(p->enabled_us, p->settings_us)));
                 json_object_object_add(j, "bind_ms", ms_new(us_ms(p->settings_us, p->bound_us)));
                 json_object_object_add(j, "verify_ms", ms_new(us_ms(p->bound_us, p->verified_us)));
+                /* When this PF's restore ended (CLOCK_MONOTONIC µs of this
+                 * kernel): its held device events go out after it. */
+                json_object_object_add(j, "end_monotonic_us", json_object_new_uint64(
+                        MAX(MAX(p->verified_us, p->bound_us), MAX(p->settings_us, MAX(p->enabled_us, p->driver_us)))));
                 json_object_object_add(j, "total_ms", json_object_new_double(
                         us_ms(p->start_us, p->verified_us ?: p->bound_us ?: p->start_us)));
                 json_object_array_add(jpfs, j);

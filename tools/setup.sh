@@ -15,7 +15,7 @@ PKGS=(
 	dbus dbus-bin libglib2.0-bin systemd
 	kexec-tools iproute2 busybox-static cpio gzip ccache
 	bc bison flex libelf-dev libssl-dev dwarves python3 rsync xz-utils
-	kmod libkmod-dev file libarchive-dev e2fsprogs
+	kmod libkmod-dev file libarchive-dev e2fsprogs udev
 )
 BACKPORTS_PKGS=(qemu-system-x86)
 QEMU_MIN_MAJOR=10

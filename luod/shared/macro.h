@@ -7,6 +7,7 @@
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 static inline void freep(void *p) {
         free(*(void **) p);

@@ -3,13 +3,16 @@
  * registers, assigns VFs of its guests, lists the assignments, and may stay
  * connected for a while.  Each action runs in order on one connection:
  *
- *   tb-hypervisor [--bus-address=ADDR] NAME ACTION...
+ *   tb-hypervisor [--bus-address=ADDR] NAME ACTION...      (NAME "-": do not register)
  *     assign GUEST PF-IDENTITY VF-INDEX
  *     unassign GUEST PF-IDENTITY VF-INDEX
  *     list                      GetAssignments, one "assignment consumer guest identity index" a line
  *     guests                    GetGuests, one "guest consumer guest result downtime_ms" a line
  *     running GUEST             GuestRunning, prints "running GUEST downtime_ms"
  *     restored                  print the GuestRestored signals received (1 s)
+ *     events SECONDS            print the DeviceEvent signals received for SECONDS
+ *                               (they are printed during any action that waits, too)
+ *     fetch AFTER-SEQNUM        GetEvents: "lost N", then one "fetched ..." line an event
  *     hold SECONDS              stay connected (the consumer stays registered)
  *     inhibit block WHY SECONDS hold a block inhibitor for SECONDS
  *     inhibit delay WHY SECONDS hold a delay inhibitor; on PrepareForUpdate
@@ -20,9 +23,14 @@
  * HOSTMARK NAME-released" / "LUOD-TB: HOSTMARK GUEST-running" (the VM test
  * bed's runner stamps them with the host's clock).
  *
+ * A DeviceEvent signal prints "event PF-IDENTITY SEQNUM ACTION SUBSYSTEM
+ * DEVPATH held=USEC at=MONOTONIC-USEC[ synth=UUID]" (at: when it arrived).
+ *
  * Exit 0 when every action succeeded; 1 at the first failure, printing
  * luod's error ("tb-hypervisor: assign ...: <message>") on stderr. */
 #include <errno.h>
+#include <inttypes.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -63,6 +71,61 @@ static int on_restored(sd_bus_message *m, void *userdata, sd_bus_error *ret_erro
 
         if (sd_bus_message_read(m, "sssb", &c, &g, &e, &ok) >= 0)
                 printf("restored %s %s %s%s%s\n", c, g, ok ? "ok" : "failed", *e ? " " : "", e);
+        return 0;
+}
+
+static uint64_t mono_us(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* Reads "stsssa{ss}" and prints it after prefix; the caller reads the rest. */
+static int print_event(sd_bus_message *m, const char *prefix, char *synth, size_t synth_size) {
+        const char *pf, *action, *subsystem, *devpath, *k, *v;
+        uint64_t seqnum;
+        int r;
+
+        r = sd_bus_message_read(m, "stsss", &pf, &seqnum, &action, &subsystem, &devpath);
+        if (r < 0)
+                return r;
+        *synth = 0;
+        r = sd_bus_message_enter_container(m, 'a', "{ss}");
+        while (r > 0 && (r = sd_bus_message_read(m, "{ss}", &k, &v)) > 0)
+                if (strcmp(k, "SYNTH_UUID") == 0)
+                        snprintf(synth, synth_size, " synth=%s", v);
+        if (r >= 0)
+                r = sd_bus_message_exit_container(m);
+        if (r < 0)
+                return r;
+        printf("%s %s %" PRIu64 " %s %s %s", prefix, pf, seqnum, action, subsystem, devpath);
+        return 0;
+}
+
+static int on_event(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        uint64_t at = mono_us(), held = 0;
+        char synth[80];
+
+        if (print_event(m, "event", synth, sizeof(synth)) < 0)
+                return 0;
+        (void) sd_bus_message_read(m, "t", &held);
+        printf(" held=%" PRIu64 " at=%" PRIu64 "%s\n", held, at, synth);
+        fflush(stdout);
+        return 0;
+}
+
+static int pump(sd_bus *bus, uint64_t usec) {
+        uint64_t end = mono_us() + usec;
+        int r;
+
+        for (uint64_t now; (now = mono_us()) < end;) {
+                r = sd_bus_process(bus, NULL);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        (void) sd_bus_wait(bus, end - now);
+        }
         return 0;
 }
 
@@ -118,11 +181,15 @@ int main(int argc, char *argv[]) {
         }
         const char *name = argv[i++];
         /* Before registering: luod sends GuestRestored right after. */
-        if (sd_bus_match_signal(bus, NULL, NULL, OBJECT_PATH, IFACE, "GuestRestored", on_restored, NULL) < 0)
+        if (sd_bus_match_signal(bus, NULL, NULL, OBJECT_PATH, IFACE, "GuestRestored", on_restored, NULL) < 0 ||
+            sd_bus_match_signal(bus, NULL, NULL, OBJECT_PATH, IFACE, "DeviceEvent", on_event, NULL) < 0)
                 return 1;
-        if (call(bus, "RegisterConsumer", "RegisterConsumer", NULL, "s", name) < 0)
-                return 1;
-        printf("registered %s\n", name);
+        /* NAME "-": an observer that does not register (GetEvents: every PF). */
+        if (strcmp(name, "-") != 0) {
+                if (call(bus, "RegisterConsumer", "RegisterConsumer", NULL, "s", name) < 0)
+                        return 1;
+                printf("registered %s\n", name);
+        }
 
         while (i < argc) {
                 const char *a = argv[i++];
@@ -209,12 +276,34 @@ int main(int argc, char *argv[]) {
                         printf("inhibit %s released\n", argv[i]);
                         i += 3;
                 } else if (strcmp(a, "restored") == 0) {
-                        for (int k = 0; k < 20; k++) {
-                                r = sd_bus_process(bus, NULL);
-                                if (r < 0)
-                                        return 1;
-                                if (r == 0)
-                                        (void) sd_bus_wait(bus, 50 * 1000);
+                        if (pump(bus, 1000 * 1000) < 0)
+                                return 1;
+                } else if (strcmp(a, "events") == 0 && argc - i >= 1) {
+                        if (pump(bus, (uint64_t) (strtod(argv[i++], NULL) * 1e6)) < 0)
+                                return 1;
+                } else if (strcmp(a, "fetch") == 0 && argc - i >= 1) {
+                        sd_bus_message *reply = NULL;
+                        uint64_t lost = 0;
+                        char synth[80];
+
+                        if (call(bus, "fetch", "GetEvents", &reply, "t", (uint64_t) strtoull(argv[i++], NULL, 10)) < 0)
+                                return 1;
+                        r = sd_bus_message_read(reply, "t", &lost);
+                        if (r >= 0)
+                                printf("lost %" PRIu64 "\n", lost);
+                        if (r >= 0)
+                                r = sd_bus_message_enter_container(reply, 'a', "(stsssa{ss})");
+                        while (r > 0 && (r = sd_bus_message_enter_container(reply, 'r', "stsssa{ss}")) > 0) {
+                                r = print_event(reply, "fetched", synth, sizeof(synth));
+                                if (r >= 0)
+                                        r = sd_bus_message_exit_container(reply);
+                                printf("%s\n", synth);
+                                r = r >= 0 ? 1 : r;
+                        }
+                        sd_bus_message_unref(reply);
+                        if (r < 0) {
+                                fprintf(stderr, "tb-hypervisor: fetch: %s\n", strerror(-r));
+                                return 1;
                         }
                 } else if (strcmp(a, "hold") == 0 && argc - i >= 1) {
                         fflush(stdout);

@@ -275,4 +275,24 @@ if [[ ! -e /dev/liveupdate ]]; then
 	[[ $(prop State) == 's "idle"' ]] || fail "no backend: State $(prop State)"
 	stop_luod
 fi
-echo "ok: luod/luoctl on a private dbus-daemon; busctl and gdbus agree with proto/; errors, privileges, refusals"
+# Device events: GetEvents answers anyone (no SR-IOV PF on this machine, so
+# no event is attributed: none buffered, none lost); without a monitor
+# (--no-events) it fails with ENODEV saying why; a bad --event-buffer is
+# refused at start.
+start_luod
+grep -q "Watching pci, vfio and net device events (\(udev\|kernel\) source)" "$tmp/luod.log" ||
+	fail "luod does not say it watches device events: $(cat "$tmp/luod.log")"
+[[ $(call GetEvents t 0) == 'ta(stsssa{ss}) 0 0' ]] || fail "GetEvents on a machine without PFs: $(call GetEvents t 0)"
+out=$(gdbus call --address "$addr" --dest org.luod1 --object-path /org/luod1 --method org.luod1.Manager.GetEvents 0 2>&1) ||
+	fail "gdbus GetEvents: $out"
+[[ $out == "(uint64 0, @a(stsssa{ss}) [])" ]] || fail "gdbus GetEvents: $out"
+stop_luod
+start_luod --no-events
+out=$(gdbus call --address "$addr" --dest org.luod1 --object-path /org/luod1 --method org.luod1.Manager.GetEvents 0 2>&1) &&
+	fail "GetEvents without a monitor succeeded: $out"
+grep -q "luod watches no device events" <<<"$out" || fail "GetEvents without a monitor: $out"
+stop_luod
+out=$("$build/luod/luod" --event-buffer=8 2>&1) && fail "luod accepted --event-buffer=8"
+grep -q "Invalid --event-buffer '8' (events, 16..1048576)" <<<"$out" || fail "bad --event-buffer: $out"
+
+echo "ok: luod/luoctl on a private dbus-daemon; busctl and gdbus agree with proto/; errors, privileges, refusals; GetEvents"

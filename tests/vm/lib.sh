@@ -184,4 +184,25 @@ tb_start_luod() {
 		sleep 0.1
 	done
 }
+# systemd-udevd as on a host (no rules: it broadcasts each event on the
+# "udev" netlink source after processing, which luod listens to), and
+# systemd-journald (luod's structured entries; the luod catalog compiled).
+tb_start_udevd() {
+	mkdir -p /run/udev /etc/udev/rules.d
+	systemd-udevd --daemon || return 1
+	n=0
+	until [ -S /run/udev/control ]; do n=$((n + 1)); [ $n -gt 100 ] && return 1; sleep 0.1; done
+}
+tb_start_journald() {
+	mkdir -p /run/systemd/journal /var/lib/systemd/catalog /etc/systemd
+	# journald wants the cgroup2 hierarchy and a machine ID; it need not
+	# copy the kernel log here.
+	grep -q ' /sys/fs/cgroup ' /proc/mounts || mount -t cgroup2 none /sys/fs/cgroup || return 1
+	[ -s /etc/machine-id ] || tr -d '-' </proc/sys/kernel/random/uuid >/etc/machine-id
+	printf '[Journal]\nStorage=volatile\nReadKMsg=no\n' >/etc/systemd/journald.conf
+	systemd-journald >/tmp/journald.log 2>&1 &
+	n=0
+	until [ -S /run/systemd/journal/socket ]; do n=$((n + 1)); [ $n -gt 100 ] && return 1; sleep 0.1; done
+	journalctl --update-catalog >/dev/null 2>&1
+}
 tb_show_luod_log() { sed 's/^/    luod: /' /tmp/luod.log >/dev/console; }

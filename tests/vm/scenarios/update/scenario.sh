@@ -94,7 +94,8 @@ stage1() {
 	if [ -n "$INHIBITORS" ]; then
 		id0=$(tb-inventory flat | sed -n "s/^pf\.$(echo $nvmes | cut -d' ' -f1)\.identity=//p")
 		TB_HOSTMARK=1 tb-hypervisor hv2 assign vm-c "$id0" 5 inhibit delay "pausing vm-c" 2 >/tmp/hv2.out 2>&1 &
-		tb-hypervisor hv3 inhibit delay "stuck" 600 >/tmp/hv3.out 2>&1 &
+		id1=$(tb-inventory flat | sed -n "s/^pf\.$(echo $nvmes | cut -d' ' -f2)\.identity=//p")
+		tb-hypervisor hv3 assign vm-d "$id1" 3 inhibit delay "stuck" 600 >/tmp/hv3.out 2>&1 &
 		tb-hypervisor hv4 inhibit block "migrating vm-d" 600 >/tmp/hv4.out 2>&1 &
 		hv4=$!
 		n=0
@@ -109,11 +110,89 @@ stage1() {
 		sleep 0.5
 	fi
 	tb_say "HOSTMARK luoctl-update"
+	# luoctl prints each Phase as luod enters it; "persist" follows the wait
+	# for delay inhibitors at once: the host stamps that moment, the blackout
+	# start of the guest whose consumer never let go (hv3's vm-d).
 	luoctl update --kernel /luod-tb/bzImage --initrd /tmp/initrd2 \
-		--append "luod_tb.stage=2" --yes >/tmp/update.out 2>&1
-	cat /tmp/update.out >/dev/console
+		--append "luod_tb.stage=2" --yes 2>&1 | while IFS= read -r l; do
+		echo "$l" >/dev/console
+		case $l in *"] persist"*) tb_say "HOSTMARK luod-persist" ;; esac
+	done
 	tb_show_luod_log
 	tb_abort "luoctl update returned without a kexec"
+}
+
+# The events each consumer got after the kexec: exactly its PFs', in kernel
+# seqnum order, none before its PF's restore ended, the held ones marked.
+# hv2 holds a VF of nvme PF 1 ($id0), hv3 one of nvme PF 2 ($id1).
+check_events() {
+	id0=$(tb-inventory flat | sed -n "s/^pf\.$(echo $nvmes | cut -d' ' -f1)\.identity=//p")
+	id1=$(tb-inventory flat | sed -n "s/^pf\.$(echo $nvmes | cut -d' ' -f2)\.identity=//p")
+	tb-hypervisor hv2 restored events 3 >/tmp/hv2-ev.out 2>&1 &
+	p2=$!
+	tb-hypervisor hv3 restored events 3 >/tmp/hv3-ev.out 2>&1 &
+	p3=$!
+	wait $p2 $p3
+	tb-hypervisor - fetch 0 >/tmp/all-ev.out 2>&1
+	grep -c '^event ' /tmp/hv2-ev.out | sed 's/^/hv2 events: /' | tb_info
+	grep -c '^event ' /tmp/hv3-ev.out | sed 's/^/hv3 events: /' | tb_info
+	head -n 3 /tmp/hv2-ev.out | tb_info
+	tb_check "report: device events from the udev source" \
+		sh -c 'luoctl report --json | tr -d " \n" | grep -q "\"events\":{\"source\":\"udev\""'
+	for x in "hv2 $id0 $id1" "hv3 $id1 $id0"; do
+		set -- $x
+		hv=$1 mine=$2 other=$3
+		f=/tmp/$hv-ev.out
+		tb_check "$hv got events, all of its PF ($mine)" \
+			sh -c "grep -q '^event ' $f && ! grep '^event ' $f | grep -qv '^event $mine '"
+		tb_check "$hv: in strictly increasing seqnum order" \
+			sh -c "grep '^event ' $f | awk 'NR > 1 && \$3 <= last { exit 1 } { last = \$3 }'"
+		grep '^event ' $f | awk '{ print $3 }' >/tmp/$hv-seq
+		grep "^fetched $mine " /tmp/all-ev.out | awk '{ print $3 }' >/tmp/$hv-want
+		tb_check "$hv: exactly the buffered events of its PF, none lost, none twice ($(wc -l </tmp/$hv-want))" \
+			cmp /tmp/$hv-want /tmp/$hv-seq
+		tb_check "$hv: the events of the other PF exist and did not reach it" \
+			sh -c "grep -q '^fetched $other ' /tmp/all-ev.out"
+		# The PF's restore end (CLOCK_MONOTONIC us) from the report.
+		end=$(luoctl report --json | tr -d ' \n\\' | sed 's/},{/}\n{/g' | grep "\"identity\":\"$mine\"" |
+			sed -n 's/.*"end_monotonic_us":\([0-9]*\).*/\1/p' | head -n 1)
+		[ -n "$end" ] || luoctl report --json | grep -n "end_mono\|identity" >/dev/console
+		tb_check "$hv: none before its PF's restore ended (at $end us)" \
+			sh -c "[ -n '$end' ] && grep '^event ' $f | sed 's/.* at=\([0-9]*\).*/\1/' | awk -v e='$end' '\$1 < e { exit 1 }'"
+		tb_check "$hv: the events of the restore were held (held= > 0)" \
+			sh -c "[ \$(grep '^event ' $f | grep -vc ' held=0 ') -ge 8 ]"
+		# --replay-uevents: one "add" per restored VF, one SYNTH_UUID per PF.
+		tb_check "$hv: its PF's 8+ VFs replayed as add events with one SYNTH_UUID" \
+			sh -c "[ \$(grep '^event .* add pci .* synth=' $f | wc -l) -ge 8 ] &&
+				[ \$(grep '^event .* add pci .* synth=' $f | sed 's/.*synth=//' | sort -u | wc -l) -eq 1 ]"
+	done
+}
+
+# Per-guest phases in the report and the journal's structured entries.
+check_guest_report() {
+	luoctl report --json | tr -d ' \n' >/tmp/report.flat2
+	luoctl report >/tmp/report-guests.txt 2>&1
+	tb_info </tmp/report-guests.txt
+	for g in vm-c vm-d; do
+		sed 's/"consumer":/\n&/g' /tmp/report.flat2 | grep "\"guest\":\"$g\"" >/tmp/$g.json
+		tb_check "report: $g's phases, in order, each later than the one before" sh -c "
+			sed 's/\"name\":\"\([a-z-]*\)\",\"at_ms\":\([-0-9.]*\)/\n\1 \2\n/g' /tmp/$g.json |
+				grep -E '^[a-z-]+ -?[0-9.]+\$' >/tmp/$g.phases
+			[ \"\$(cut -d' ' -f1 /tmp/$g.phases | tr '\n' ' ')\" = 'blackout-start persist-and-kexec kernel-start luod-start pfs-enabled vfs-bound events-replayed running ' ] &&
+			awk 'NR > 1 && \$2 < last { exit 1 } { last = \$2 }' /tmp/$g.phases"
+		sed 's/^/    /' /tmp/$g.phases >/dev/console
+	done
+	journalctl -o export MESSAGE_ID=6a5d2568ed744c5490da7a3bb22c65ba >/tmp/journal-guests 2>&1
+	[ -s /tmp/journal-guests ] || { cat /tmp/journald.log; journalctl --no-pager | tail -n 5; } >/dev/console 2>&1
+	tb_check "journal: a guest-running entry (catalog MESSAGE_ID) for vm-c and vm-d with their downtimes" \
+		sh -c "grep -qx LUOD_GUEST=vm-c /tmp/journal-guests && grep -qx LUOD_GUEST=vm-d /tmp/journal-guests &&
+			grep -qx 'LUOD_DOWNTIME_MS=$(sed -n 's/^running vm-c //p' /tmp/hv2-running.out)' /tmp/journal-guests"
+	journalctl -x --no-pager MESSAGE_ID=6a5d2568ed744c5490da7a3bb22c65ba >/tmp/journal-x 2>&1
+	tb_check "journal: the catalog explains it (journalctl -x)" grep -q "Where the time went" /tmp/journal-x
+	journalctl -o export MESSAGE_ID=6313cbabc01e4e02a7fdca3d2a60da04 >/tmp/journal-restore 2>&1
+	tb_check "journal: a restore entry, 3 PFs, none failed, with the blackout" \
+		sh -c "grep -qx LUOD_PFS=3 /tmp/journal-restore && grep -qx LUOD_PFS_FAILED=0 /tmp/journal-restore &&
+			grep -q '^LUOD_BLACKOUT_MS=[0-9]' /tmp/journal-restore"
 }
 
 stage2() {
@@ -146,7 +225,16 @@ stage2() {
 		fi
 		tb_log "broke $broken (${UPDATE_BREAK_HOW:-unbind}) before luod starts"
 	fi
-	tb_check "luod starts" tb_start_luod --driver-wait=3
+	# The main variant runs systemd-udevd (luod takes events from the udev
+	# source) and journald, as a host does; the others show the kernel
+	# source fallback.
+	if [ -n "$INHIBITORS" ]; then
+		tb_check "systemd-udevd runs" tb_start_udevd
+		tb_check "systemd-journald runs" tb_start_journald
+		LUOD_ARGS2=--replay-uevents
+	fi
+	[ -n "${UPDATE_EVENT_BUFFER:-}" ] && LUOD_ARGS2="${LUOD_ARGS2:-} --event-buffer=$UPDATE_EVENT_BUFFER"
+	tb_check "luod starts" tb_start_luod --driver-wait=3 ${LUOD_ARGS2:-}
 	tb_show_luod_log
 	tb_say "HOSTMARK luod-ready"
 	luoctl status 2>&1 | tb_info
@@ -219,13 +307,38 @@ stage2() {
 		tb_check "report: hv2 held its delay inhibitor >= 2 s and let go" \
 			grep -Eq '"consumer":"hv2","held_ms":[2-9][0-9]{3}\.[0-9],"timed_out":false' /tmp/report.flat
 		tb_check "report: hv3 never let go, the 3 s maximum applied" \
-			grep -Eq '"consumer":"hv3","held_ms":3[0-9]{3}\.[0-9],"timed_out":true' /tmp/report.flat
+			sh -c 'grep -Eq "\"consumer\":\"hv3\",\"held_ms\":3[0-9]{3}\.[0-9],\"timed_out\":true" /tmp/report.flat ||
+				{ sed "s/.*\"inhibitors\"/inhibitors/; s/\].*//" /tmp/report.flat; false; }'
+		check_events
 		# vm-c's downtime: from hv2's release to its GuestRunning, by luod
-		# (TSC) and by the host (the two console marks).
+		# (TSC) and by the host (the two console marks); vm-d's from the
+		# moment luod stopped waiting for hv3 (the 3 s maximum).
 		TB_HOSTMARK=1 tb-hypervisor hv2 running vm-c >/tmp/hv2-running.out 2>&1
 		ms=$(sed -n 's/^running vm-c //p' /tmp/hv2-running.out)
 		tb_check "GuestRunning vm-c (hv2): downtime from hv2's release ($ms ms)" test -n "$ms"
 		[ -n "$ms" ] && tb_figure guest-vm-c-downtime-luod "$ms" ms
+		TB_HOSTMARK=1 tb-hypervisor hv3 running vm-d >/tmp/hv3-running.out 2>&1
+		ms=$(sed -n 's/^running vm-d //p' /tmp/hv3-running.out)
+		tb_check "GuestRunning vm-d (hv3): downtime from the maximum delay ($ms ms)" test -n "$ms"
+		[ -n "$ms" ] && tb_figure guest-vm-d-downtime-luod "$ms" ms
+		tb_check "hv2 registering again is sent none of its events twice" \
+			sh -c "! grep -q '^event ' /tmp/hv2-running.out"
+		check_guest_report
+	fi
+	if [ -z "$INHIBITORS" ]; then
+		tb_check "report: without udevd, device events from the kernel source, held during the restore" \
+			sh -c 'luoctl report --json | tr -d " \n" | grep -Eq "\"events\":\{\"source\":\"kernel\",[^}]*\"held\":[1-9]"'
+	fi
+	if [ -n "${UPDATE_EVENT_BUFFER:-}" ]; then
+		tb-hypervisor - fetch 0 >/tmp/fetch0 2>&1
+		oldest=$(grep -m1 '^fetched ' /tmp/fetch0 | awk '{ print $3 }')
+		tb-hypervisor - fetch $((oldest - 1)) >/tmp/fetch1 2>&1
+		tb_info </tmp/fetch0
+		tb_check "a buffer of $UPDATE_EVENT_BUFFER: GetEvents(0) keeps the last 16 and says how many were lost" \
+			sh -c 'grep -Eq "^lost [1-9]" /tmp/fetch0 && [ $(grep -c "^fetched " /tmp/fetch0) -eq 16 ]'
+		tb_check "... and from the oldest kept seqnum on, nothing is lost" grep -qx 'lost 0' /tmp/fetch1
+		tb_check "report: the events dropped from the buffer are counted" \
+			sh -c 'luoctl report --json | tr -d " \n" | grep -Eq "\"dropped\":[1-9]"'
 	fi
 	tb_check "report: all 3 PFs ok" test "$(sed '/"guests"/,$d' /tmp/report.json | grep -c '"result": "ok"')" -eq 3
 	tb_check "report: total-blackout phase measured" grep -q '"total-blackout"' /tmp/report.json

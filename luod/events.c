@@ -1,0 +1,817 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libudev.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "consumers.h"
+#include "events.h"
+#include "io-util.h"
+#include "log.h"
+#include "macro.h"
+#include "manager.h"
+#include "pci-util.h"
+#include "sriov.h"
+
+#define EVENTS_RCVBUF (128 * 1024 * 1024)
+
+typedef struct DevEvent {
+        uint64_t seqnum;
+        uint64_t order;         /* delivery order: 1, 2, ... (seqnum order but for late ones) */
+        char *action, *subsystem, *devpath;
+        char **props;           /* key, value, ..., NULL */
+        size_t pf;              /* index in Events.pfs */
+        uint64_t received_us;   /* CLOCK_MONOTONIC */
+        uint64_t held_us;       /* how long luod held it before delivery */
+} DevEvent;
+
+typedef struct EventPf {
+        char *identity;
+        PciBdf bdf;
+} EventPf;
+
+typedef struct DevMap {         /* a VF's BDF, or an IOMMU group, to its PF */
+        PciBdf bdf;
+        int group;              /* -1 for a BDF entry */
+        size_t pf;
+} DevMap;
+
+typedef struct Sent {           /* per consumer name: what it was sent */
+        char *consumer;
+        uint64_t upto;          /* highest DevEvent.order sent */
+        uint64_t replayed_us;   /* last held event sent */
+} Sent;
+
+typedef struct Raw {            /* read by the holder thread during the restore */
+        struct udev_device *device;
+        uint64_t received_us;
+} Raw;
+
+struct Events {
+        struct udev *udev;
+        struct udev_monitor *monitor;
+        struct udev_queue *queue;       /* udev source: udevd's event queue */
+        /* During the restore a thread reads the monitor, stamps each event
+         * with its arrival and keeps it here; nothing is delivered. */
+        pthread_t holder;
+        bool holder_running;
+        int stop_fd;            /* eventfd: the holder stops */
+        Raw *raw;
+        size_t n_raw;
+        const char *source;
+        sd_event_source *io, *timer;
+        bool attached;
+        uint64_t attach_us;
+        EventPf *pfs;
+        size_t n_pfs;
+        DevMap *map;
+        size_t n_map;
+        DevEvent *pending;      /* read, not delivered (reorder window) */
+        size_t n_pending;
+        DevEvent *ring;         /* delivered, for GetEvents: ring[(start + i) % max] */
+        size_t ring_start, ring_n, ring_max;
+        Sent *sent;
+        size_t n_sent;
+        uint64_t received, delivered, held, unattributed, dropped, late, replayed_uevents;
+        uint64_t last_seqnum;   /* highest delivered */
+        uint64_t last_order;
+        bool overrun;
+};
+
+static void closedirp(DIR **d) {
+        if (*d)
+                closedir(*d);
+}
+
+static void dev_event_free(DevEvent *ev) {
+        free(ev->action);
+        free(ev->subsystem);
+        free(ev->devpath);
+        if (ev->props)
+                for (char **p = ev->props; *p; p++)
+                        free(*p);
+        free(ev->props);
+        *ev = (DevEvent) {};
+}
+
+static bool receive_error_is_loss(Events *e) {
+        if (errno != ENOBUFS)
+                return false;
+        if (!e->overrun)
+                log_error("Device events: the monitor's receive buffer overran; events were lost "
+                          "(reported in GetEvents and the report)");
+        e->overrun = true;
+        return true;
+}
+
+/* The holder thread: reads and stamps events until stop_fd is written. */
+static void *holder_run(void *userdata) {
+        Events *e = userdata;
+        struct pollfd p[2] = {
+                { .fd = udev_monitor_get_fd(e->monitor), .events = POLLIN },
+                { .fd = e->stop_fd, .events = POLLIN },
+        };
+
+        for (;;) {
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        log_error_errno(-errno, "Device events: poll: %m; holder stops");
+                        return NULL;
+                }
+                if (p[0].revents & POLLIN) {
+                        errno = 0;
+                        struct udev_device *d = udev_monitor_receive_device(e->monitor);
+                        if (!d) {
+                                (void) receive_error_is_loss(e);
+                                continue;
+                        }
+                        Raw *n = reallocarray(e->raw, e->n_raw + 1, sizeof(Raw));
+                        if (!n) {
+                                udev_device_unref(d);
+                                log_error("Device events: out of memory while holding; event dropped");
+                                e->overrun = true;
+                                continue;
+                        }
+                        e->raw = n;
+                        e->raw[e->n_raw++] = (Raw) { .device = d, .received_us = now_us() };
+                        continue;
+                }
+                if (p[1].revents & POLLIN)
+                        return NULL;
+        }
+}
+
+static void stop_holder(Events *e) {
+        if (!e->holder_running)
+                return;
+        uint64_t one = 1;
+        if (write(e->stop_fd, &one, sizeof(one)) < 0)
+                log_error_errno(-errno, "Device events: cannot stop the holder thread: %m");
+        pthread_join(e->holder, NULL);
+        e->holder_running = false;
+}
+
+void events_done(Manager *m) {
+        Events *e = m->events;
+
+        if (!e)
+                return;
+        stop_holder(e);
+        for (size_t i = 0; i < e->n_raw; i++)
+                udev_device_unref(e->raw[i].device);
+        free(e->raw);
+        if (e->stop_fd >= 0)
+                close(e->stop_fd);
+        sd_event_source_unref(e->io);
+        sd_event_source_unref(e->timer);
+        udev_monitor_unref(e->monitor);
+        udev_queue_unref(e->queue);
+        udev_unref(e->udev);
+        for (size_t i = 0; i < e->n_pfs; i++)
+                free(e->pfs[i].identity);
+        free(e->pfs);
+        free(e->map);
+        for (size_t i = 0; i < e->n_pending; i++)
+                dev_event_free(&e->pending[i]);
+        free(e->pending);
+        for (size_t i = 0; i < e->ring_n; i++)
+                dev_event_free(&e->ring[(e->ring_start + i) % e->ring_max]);
+        free(e->ring);
+        for (size_t i = 0; i < e->n_sent; i++)
+                free(e->sent[i].consumer);
+        free(e->sent);
+        free(e);
+        m->events = NULL;
+}
+
+int events_start(Manager *m, unsigned buffer_max) {
+        Events *e;
+        int r;
+
+        e = calloc(1, sizeof(*e));
+        if (!e)
+                return log_error_errno(-ENOMEM, "Device events: %m");
+        m->events = e;
+        e->stop_fd = -EBADF;
+        e->ring_max = buffer_max ?: EVENTS_BUFFER_DEFAULT;
+        e->ring = calloc(e->ring_max, sizeof(DevEvent));
+        e->udev = udev_new();
+        if (!e->ring || !e->udev) {
+                events_done(m);
+                return log_error_errno(-ENOMEM, "Device events: %m");
+        }
+        /* udevd announces events on the "udev" source after its rules ran;
+         * without udevd nothing comes there, so take the kernel's. */
+        e->source = access("/run/udev/control", F_OK) >= 0 ? "udev" : "kernel";
+        e->monitor = udev_monitor_new_from_netlink(e->udev, e->source);
+        if (!e->monitor) {
+                r = -errno ?: -EIO;
+                log_error_errno(r, "Cannot open a device event monitor (%s source): %m; no device events", e->source);
+                events_done(m);
+                return r;
+        }
+        const char *subsystems[] = { "pci", "vfio", "net" };
+        for (size_t i = 0; i < ELEMENTSOF(subsystems); i++) {
+                r = udev_monitor_filter_add_match_subsystem_devtype(e->monitor, subsystems[i], NULL);
+                if (r < 0) {
+                        log_error_errno(r, "Device events: cannot filter subsystem %s: %m", subsystems[i]);
+                        events_done(m);
+                        return r;
+                }
+        }
+        r = udev_monitor_set_receive_buffer_size(e->monitor, EVENTS_RCVBUF);
+        if (r < 0)
+                log_warning_errno(r, "Device events: cannot set a %d MiB receive buffer (SO_RCVBUFFORCE): %m; "
+                                  "events may overrun during the restore", EVENTS_RCVBUF >> 20);
+        r = udev_monitor_enable_receiving(e->monitor);
+        if (r < 0) {
+                log_error_errno(r, "Device events: cannot bind the monitor (%s source): %m", e->source);
+                events_done(m);
+                return r;
+        }
+        if (strcmp(e->source, "udev") == 0)
+                e->queue = udev_queue_new(e->udev);
+        e->stop_fd = eventfd(0, EFD_CLOEXEC);
+        if (e->stop_fd < 0) {
+                r = log_error_errno(-errno, "Device events: eventfd: %m");
+                events_done(m);
+                return r;
+        }
+        r = -pthread_create(&e->holder, NULL, holder_run, e);
+        if (r < 0) {
+                log_error_errno(r, "Device events: cannot start the holder thread: %m");
+                events_done(m);
+                return r;
+        }
+        e->holder_running = true;
+        log_info("Watching pci, vfio and net device events (%s source), held until the restore ends", e->source);
+        return 0;
+}
+
+static int add_pf(Events *e, const char *identity, const PciBdf *bdf) {
+        for (size_t i = 0; i < e->n_pfs; i++)
+                if (strcmp(e->pfs[i].identity, identity) == 0) {
+                        e->pfs[i].bdf = *bdf;
+                        return (int) i;
+                }
+        EventPf *n = reallocarray(e->pfs, e->n_pfs + 1, sizeof(EventPf));
+        if (!n)
+                return -ENOMEM;
+        e->pfs = n;
+        e->pfs[e->n_pfs] = (EventPf) { .identity = strdup(identity), .bdf = *bdf };
+        if (!e->pfs[e->n_pfs].identity)
+                return -ENOMEM;
+        return (int) e->n_pfs++;
+}
+
+static int add_map(Events *e, const PciBdf *bdf, int group, size_t pf) {
+        for (size_t i = 0; i < e->n_map; i++)
+                if ((bdf && e->map[i].group < 0 && pci_bdf_compare(&e->map[i].bdf, bdf) == 0) ||
+                    (!bdf && e->map[i].group == group)) {
+                        e->map[i].pf = pf;
+                        return 0;
+                }
+        DevMap *n = reallocarray(e->map, e->n_map + 1, sizeof(DevMap));
+        if (!n)
+                return -ENOMEM;
+        e->map = n;
+        e->map[e->n_map++] = (DevMap) { .bdf = bdf ? *bdf : (PciBdf) {}, .group = bdf ? -1 : group, .pf = pf };
+        return 0;
+}
+
+static int iommu_group_of(const PciBdf *bdf) {
+        char path[PATH_MAX], link[PATH_MAX], b[PCI_BDF_STRING_MAX];
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/iommu_group", pci_bdf_format(bdf, b));
+        n = readlink(path, link, sizeof(link) - 1);
+        if (n < 0)
+                return -1;
+        link[n] = 0;
+        const char *s = strrchr(link, '/');
+        return s ? atoi(s + 1) : -1;
+}
+
+/* Every SR-IOV PF present now, with its VFs and their IOMMU groups. */
+static int learn_devices(Events *e) {
+        _cleanup_luod_state_ LuodState now = {};
+        int r;
+
+        r = sriov_scan(&now);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < now.n_pfs; i++) {
+                const PfRecord *pf = &now.pfs[i];
+                int k = add_pf(e, pf->identity, &pf->bdf);
+
+                if (k < 0)
+                        return k;
+                for (size_t j = 0; j < pf->n_vfs; j++) {
+                        r = add_map(e, &pf->vfs[j].bdf, -1, (size_t) k);
+                        if (r >= 0 && pf->vfs[j].iommu_group >= 0)
+                                r = add_map(e, NULL, pf->vfs[j].iommu_group, (size_t) k);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+/* The PF a PCI device (PF or VF) belongs to, by BDF; -1 if none known.
+ * An unknown VF is learnt through its physfn link. */
+static int pf_of_bdf(Events *e, const PciBdf *bdf) {
+        char path[PATH_MAX], link[PATH_MAX], b[PCI_BDF_STRING_MAX];
+        PciBdf pf;
+        ssize_t n;
+
+        for (size_t i = 0; i < e->n_pfs; i++)
+                if (pci_bdf_compare(&e->pfs[i].bdf, bdf) == 0)
+                        return (int) i;
+        for (size_t i = 0; i < e->n_map; i++)
+                if (e->map[i].group < 0 && pci_bdf_compare(&e->map[i].bdf, bdf) == 0)
+                        return (int) e->map[i].pf;
+        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/physfn", pci_bdf_format(bdf, b));
+        n = readlink(path, link, sizeof(link) - 1);
+        if (n < 0)
+                return -1;
+        link[n] = 0;
+        const char *s = strrchr(link, '/');
+        if (!s || pci_bdf_parse(s + 1, &pf) < 0)
+                return -1;
+        for (size_t i = 0; i < e->n_pfs; i++)
+                if (pci_bdf_compare(&e->pfs[i].bdf, &pf) == 0) {
+                        int g = iommu_group_of(bdf);
+
+                        (void) add_map(e, bdf, -1, i);
+                        if (g >= 0)
+                                (void) add_map(e, NULL, g, i);
+                        return (int) i;
+                }
+        return -1;
+}
+
+static int pf_of_event(Events *e, struct udev_device *d) {
+        const char *devpath = udev_device_get_devpath(d), *subsystem = udev_device_get_subsystem(d);
+        char buf[PATH_MAX];
+        PciBdf bdf;
+        int k;
+
+        if (!devpath)
+                return -1;
+        /* A vfio group (/devices/virtual/vfio/N): by its IOMMU group. */
+        if (subsystem && strcmp(subsystem, "vfio") == 0 && strncmp(devpath, "/devices/virtual/", 17) == 0) {
+                const char *name = udev_device_get_sysname(d);
+                char *end;
+                long g = name ? strtol(name, &end, 10) : -1;
+
+                if (!name || *end || g < 0)
+                        return -1;
+                for (size_t i = 0; i < e->n_map; i++)
+                        if (e->map[i].group == g)
+                                return (int) e->map[i].pf;
+                /* A group not seen yet: its devices, now. */
+                char path[64];
+                snprintf(path, sizeof(path), "/sys/kernel/iommu_groups/%ld/devices", g);
+                _cleanup_(closedirp) DIR *dir = opendir(path);
+                struct dirent *de;
+                while (dir && (de = readdir(dir)))
+                        if (pci_bdf_parse(de->d_name, &bdf) >= 0 && (k = pf_of_bdf(e, &bdf)) >= 0) {
+                                (void) add_map(e, NULL, (int) g, (size_t) k);
+                                return k;
+                        }
+                return -1;
+        }
+        /* Otherwise the innermost BDF of its devpath. */
+        snprintf(buf, sizeof(buf), "%s", devpath);
+        for (char *s; (s = strrchr(buf, '/')); *s = 0)
+                if (pci_bdf_parse(s + 1, &bdf) >= 0)
+                        return pf_of_bdf(e, &bdf);
+        return -1;
+}
+
+static int read_event(Events *e, struct udev_device *d, DevEvent *ret) {
+        struct udev_list_entry *l;
+        size_t n = 0, i = 0;
+
+        *ret = (DevEvent) {
+                .seqnum = udev_device_get_seqnum(d),
+                .action = strdup(udev_device_get_action(d) ?: ""),
+                .subsystem = strdup(udev_device_get_subsystem(d) ?: ""),
+                .devpath = strdup(udev_device_get_devpath(d) ?: ""),
+                .received_us = now_us(),
+        };
+        udev_list_entry_foreach(l, udev_device_get_properties_list_entry(d))
+                n++;
+        ret->props = calloc(2 * n + 1, sizeof(char *));
+        if (!ret->action || !ret->subsystem || !ret->devpath || !ret->props) {
+                dev_event_free(ret);
+                return -ENOMEM;
+        }
+        udev_list_entry_foreach(l, udev_device_get_properties_list_entry(d)) {
+                ret->props[i] = strdup(udev_list_entry_get_name(l));
+                ret->props[i + 1] = strdup(udev_list_entry_get_value(l) ?: "");
+                if (!ret->props[i] || !ret->props[i + 1]) {
+                        dev_event_free(ret);
+                        return -ENOMEM;
+                }
+                i += 2;
+        }
+        (void) e;
+        return 0;
+}
+
+/* Attributes one event to its PF and queues it in e->pending; an event of
+ * no known PF is counted only.  Takes d. */
+static int take(Events *e, struct udev_device *d, uint64_t received_us) {
+        DevEvent ev;
+        int k, r;
+
+        e->received++;
+        k = pf_of_event(e, d);
+        if (k < 0) {
+                e->unattributed++;
+                udev_device_unref(d);
+                return 0;
+        }
+        r = read_event(e, d, &ev);
+        udev_device_unref(d);
+        if (r < 0)
+                return log_error_errno(r, "Device events: %m");
+        ev.pf = (size_t) k;
+        ev.received_us = received_us;
+        DevEvent *n = reallocarray(e->pending, e->n_pending + 1, sizeof(DevEvent));
+        if (!n) {
+                dev_event_free(&ev);
+                return log_error_errno(-ENOMEM, "Device events: %m");
+        }
+        e->pending = n;
+        e->pending[e->n_pending++] = ev;
+        return 0;
+}
+
+/* Reads every event the socket has now into e->pending. */
+static int drain(Events *e) {
+        for (;;) {
+                struct udev_device *d;
+
+                errno = 0;
+                d = udev_monitor_receive_device(e->monitor);
+                if (!d) {
+                        if (receive_error_is_loss(e) || errno == EINTR)
+                                continue;
+                        /* EAGAIN, or a message libudev dropped (not ours). */
+                        return 0;
+                }
+                (void) take(e, d, now_us());
+        }
+}
+
+static bool consumer_holds_pf(const Manager *m, const char *consumer, const char *identity) {
+        for (size_t i = 0; i < m->held.n_assignments; i++)
+                if (strcmp(m->held.assignments[i].consumer, consumer) == 0 &&
+                    strcmp(m->held.assignments[i].pf_identity, identity) == 0)
+                        return true;
+        return false;
+}
+
+static Sent *sent_of(Events *e, const char *consumer, bool create) {
+        for (size_t i = 0; i < e->n_sent; i++)
+                if (strcmp(e->sent[i].consumer, consumer) == 0)
+                        return &e->sent[i];
+        if (!create)
+                return NULL;
+        Sent *n = reallocarray(e->sent, e->n_sent + 1, sizeof(Sent));
+        if (!n)
+                return NULL;
+        e->sent = n;
+        e->sent[e->n_sent] = (Sent) { .consumer = strdup(consumer) };
+        if (!e->sent[e->n_sent].consumer)
+                return NULL;
+        return &e->sent[e->n_sent++];
+}
+
+static int append_event(sd_bus_message *msg, const Events *e, const DevEvent *ev) {
+        int r;
+
+        r = sd_bus_message_append(msg, "stsss", e->pfs[ev->pf].identity, ev->seqnum, ev->action, ev->subsystem,
+                                  ev->devpath);
+        if (r >= 0)
+                r = sd_bus_message_open_container(msg, 'a', "{ss}");
+        for (char **p = ev->props; r >= 0 && *p; p += 2)
+                r = sd_bus_message_append(msg, "{ss}", p[0], p[1]);
+        if (r >= 0)
+                r = sd_bus_message_close_container(msg);
+        return r;
+}
+
+/* Sends ev to one consumer, unless it had it. */
+static int send_to(Manager *m, const char *consumer, const char *sender, const DevEvent *ev) {
+        Events *e = m->events;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+        Sent *s = sent_of(e, consumer, true);
+        int r;
+
+        if (!s)
+                return -ENOMEM;
+        if (ev->order <= s->upto)
+                return 0;
+        r = sd_bus_message_new_signal(m->bus, &msg, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "DeviceEvent");
+        if (r >= 0)
+                r = sd_bus_message_set_destination(msg, sender);
+        if (r >= 0)
+                r = append_event(msg, e, ev);
+        if (r >= 0)
+                r = sd_bus_message_append(msg, "t", ev->held_us);
+        if (r >= 0)
+                r = sd_bus_send(m->bus, msg, NULL);
+        if (r < 0)
+                return log_warning_errno(r, "Device event %" PRIu64 " to consumer %s (%s): %m", ev->seqnum, consumer,
+                                         sender);
+        s->upto = ev->order;
+        if (ev->held_us)
+                s->replayed_us = now_us();
+        return 1;
+}
+
+/* udevd still works on events: some of seqnum lower than those read may
+ * come yet (it finishes events of unrelated devices in any order). */
+static bool udev_busy(Events *e) {
+        return e->queue && udev_queue_get_queue_is_empty(e->queue) == 0;
+}
+
+static int cmp_seqnum(const void *a, const void *b) {
+        const DevEvent *x = a, *y = b;
+
+        return x->seqnum < y->seqnum ? -1 : x->seqnum > y->seqnum;
+}
+
+/* Delivers every pending event in seqnum order, into the ring and to the
+ * consumers of its PF. */
+static void flush(Manager *m) {
+        Events *e = m->events;
+
+        if (e->n_pending == 0)
+                return;
+        qsort(e->pending, e->n_pending, sizeof(DevEvent), cmp_seqnum);
+        for (size_t i = 0; i < e->n_pending; i++) {
+                DevEvent *ev = &e->pending[i];
+
+                if (ev->received_us < e->attach_us) {
+                        ev->held_us = now_us() - ev->received_us;
+                        e->held++;
+                }
+                if (ev->seqnum && ev->seqnum <= e->last_seqnum) {
+                        e->late++;
+                        log_warning("Device event %" PRIu64 " (%s %s) came after %" PRIu64
+                                    " was delivered (beyond the %u ms reorder window); delivered late",
+                                    ev->seqnum, ev->action, ev->devpath, e->last_seqnum,
+                                    (unsigned) (EVENTS_REORDER_USEC / 1000));
+                } else
+                        e->last_seqnum = ev->seqnum;
+                ev->order = ++e->last_order;
+                for (size_t c = 0; c < m->n_consumers; c++)
+                        if (consumer_holds_pf(m, m->consumers[c]->name, e->pfs[ev->pf].identity))
+                                (void) send_to(m, m->consumers[c]->name, m->consumers[c]->sender, ev);
+                e->delivered++;
+                if (e->ring_n == e->ring_max) {
+                        DevEvent *old = &e->ring[e->ring_start];
+
+                        if (e->dropped == 0)
+                                log_warning("Device events: the buffer of %zu events is full; dropping the oldest "
+                                            "(seqnum %" PRIu64 "); GetEvents reports the loss", e->ring_max,
+                                            old->seqnum);
+                        e->dropped++;
+                        dev_event_free(old);
+                        e->ring_start = (e->ring_start + 1) % e->ring_max;
+                        e->ring_n--;
+                }
+                e->ring[(e->ring_start + e->ring_n) % e->ring_max] = *ev;
+                e->ring_n++;
+        }
+        free(e->pending);
+        e->pending = NULL;
+        e->n_pending = 0;
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+static void arm_timer(Manager *m, uint64_t usec) {
+        Events *e = m->events;
+        uint64_t t;
+
+        if (sd_event_now(m->event, CLOCK_MONOTONIC, &t) < 0)
+                return;
+        if (!e->timer) {
+                (void) sd_event_add_time(m->event, &e->timer, CLOCK_MONOTONIC, t + usec, 0, on_timer, m);
+                return;
+        }
+        int enabled = SD_EVENT_OFF;
+        (void) sd_event_source_get_enabled(e->timer, &enabled);
+        if (enabled == SD_EVENT_OFF) {
+                (void) sd_event_source_set_time(e->timer, t + usec);
+                (void) sd_event_source_set_enabled(e->timer, SD_EVENT_ONESHOT);
+        }
+}
+
+/* Live events go out once udevd's queue is empty (nothing older can come
+ * any more) and the reorder window passed, or at the latest after
+ * EVENTS_MAX_WAIT_USEC. */
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        Events *e = m->events;
+
+        (void) s;
+        (void) usec;
+        (void) drain(e);
+        if (e->n_pending == 0)
+                return 0;
+        uint64_t oldest = UINT64_MAX;
+        for (size_t i = 0; i < e->n_pending; i++)
+                oldest = e->pending[i].received_us < oldest ? e->pending[i].received_us : oldest;
+        if (udev_busy(e) && now_us() - oldest < EVENTS_MAX_WAIT_USEC) {
+                arm_timer(m, EVENTS_REORDER_USEC / 2);
+                return 0;
+        }
+        flush(m);
+        return 0;
+}
+
+static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        Events *e = m->events;
+
+        (void) s;
+        (void) fd;
+        (void) revents;
+        (void) drain(e);
+        if (e->n_pending > 0)
+                arm_timer(m, EVENTS_REORDER_USEC);
+        return 0;
+}
+
+static int replay_uevents(Events *e, const PfRestore *pf) {
+        char path[PATH_MAX], b[PCI_BDF_STRING_MAX], uuid[64], line[80];
+        int r, n = 0;
+
+        r = read_line("/proc/sys/kernel/random/uuid", uuid, sizeof(uuid));
+        if (r < 0)
+                return log_warning_errno(r, "Replaying uevents: no UUID from /proc/sys/kernel/random/uuid: %m");
+        snprintf(line, sizeof(line), "add %s", uuid);
+        for (uint32_t i = 0; i < pf->numvfs; i++) {
+                PciBdf vf;
+                if (sriov_vf_bdf(&pf->bdf, i, &vf) < 0)
+                        continue;
+                snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/uevent", pci_bdf_format(&vf, b));
+                _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+                if (fd < 0 || write(fd, line, strlen(line)) < 0) {
+                        log_warning_errno(-errno, "Replaying VF %s's add uevent (%s): %m", b, path);
+                        continue;
+                }
+                n++;
+        }
+        e->replayed_uevents += (uint64_t) n;
+        log_info("PF %s: replayed %d VF add uevents, SYNTH_UUID=%s", pci_bdf_format(&pf->bdf, b), n, uuid);
+        return n;
+}
+
+int events_attach(Manager *m, const PfRestore *pfs, size_t n_pfs, bool replay) {
+        Events *e = m->events;
+        int r;
+
+        if (!e)
+                return 0;
+        r = learn_devices(e);
+        if (r < 0)
+                log_warning_errno(r, "Device events: cannot list the PFs and VFs now: %m; attributing by physfn only");
+        for (size_t i = 0; pfs && i < n_pfs; i++)
+                if (pfs[i].identity && pfs[i].error == 0 && replay)
+                        (void) replay_uevents(e, &pfs[i]);
+        /* The restore's own events may still be in udevd: wait (bounded)
+         * until its queue is empty, so that all of them are here and go out
+         * in order. */
+        uint64_t until = now_us() + EVENTS_MAX_WAIT_USEC;
+        while (udev_busy(e) && now_us() < until)
+                (void) usleep(10 * 1000);
+        if (udev_busy(e))
+                log_warning("Device events: udevd is still busy after %u ms; releasing the held events anyway",
+                            (unsigned) (EVENTS_MAX_WAIT_USEC / 1000));
+        stop_holder(e);
+        e->attach_us = now_us();
+        e->attached = true;
+        for (size_t i = 0; i < e->n_raw; i++)
+                (void) take(e, e->raw[i].device, e->raw[i].received_us);
+        free(e->raw);
+        e->raw = NULL;
+        e->n_raw = 0;
+        (void) drain(e);
+        log_info("Device events: %" PRIu64 " held during the restore (%" PRIu64 " of other devices), "
+                 "now released in seqnum order", (uint64_t) e->n_pending, e->unattributed);
+        flush(m);
+        r = sd_event_add_io(m->event, &e->io, udev_monitor_get_fd(e->monitor), EPOLLIN, on_io, m);
+        if (r < 0)
+                return log_error_errno(r, "Device events: cannot watch the monitor: %m");
+        return 0;
+}
+
+int events_consumer_registered(Manager *m, const char *consumer, const char *sender) {
+        Events *e = m->events;
+        int n = 0;
+
+        if (!e)
+                return 0;
+        for (size_t i = 0; i < e->ring_n; i++) {
+                const DevEvent *ev = &e->ring[(e->ring_start + i) % e->ring_max];
+
+                if (consumer_holds_pf(m, consumer, e->pfs[ev->pf].identity) && send_to(m, consumer, sender, ev) > 0)
+                        n++;
+        }
+        if (n > 0)
+                log_info("Consumer %s: sent %d buffered device events of its PFs", consumer, n);
+        return n;
+}
+
+uint64_t events_consumer_replayed_us(Manager *m, const char *consumer) {
+        Sent *s = m->events ? sent_of(m->events, consumer, false) : NULL;
+
+        return s ? s->replayed_us : 0;
+}
+
+json_object *events_report(Manager *m) {
+        Events *e = m->events;
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        if (!e) {
+                json_object_object_add(o, "source", NULL);
+                return o;
+        }
+        json_object_object_add(o, "source", json_object_new_string(e->source));
+        json_object_object_add(o, "buffer", json_object_new_int64((int64_t) e->ring_max));
+        json_object_object_add(o, "received", json_object_new_int64((int64_t) e->received));
+        json_object_object_add(o, "delivered", json_object_new_int64((int64_t) e->delivered));
+        json_object_object_add(o, "held", json_object_new_int64((int64_t) e->held));
+        json_object_object_add(o, "unattributed", json_object_new_int64((int64_t) e->unattributed));
+        json_object_object_add(o, "dropped", json_object_new_int64((int64_t) e->dropped));
+        json_object_object_add(o, "late", json_object_new_int64((int64_t) e->late));
+        json_object_object_add(o, "overrun", json_object_new_boolean(e->overrun));
+        json_object_object_add(o, "replayed_uevents", json_object_new_int64((int64_t) e->replayed_uevents));
+        return o;
+}
+
+int method_get_events(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        Events *e = m->events;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *sender = sd_bus_message_get_sender(msg), *consumer = NULL;
+        uint64_t after, lost = 0;
+        int r;
+
+        r = sd_bus_message_read(msg, "t", &after);
+        if (r < 0)
+                return r;
+        if (!e)
+                return sd_bus_error_set_errnof(error, ENODEV, "luod watches no device events (see its log)");
+        for (size_t i = 0; sender && i < m->n_consumers; i++)
+                if (strcmp(m->consumers[i]->sender, sender) == 0)
+                        consumer = m->consumers[i]->name;
+        /* Lost: dropped from the buffer after `after` (the ring is in
+         * seqnum order, so: its oldest is beyond after + 1), or overrun. */
+        if (e->dropped > 0 && e->ring_n > 0 && e->ring[e->ring_start].seqnum > after + 1)
+                lost = e->dropped;
+        if (e->overrun)
+                lost = lost ?: 1;
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "t", lost);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(stsssa{ss})");
+        for (size_t i = 0; r >= 0 && i < e->ring_n; i++) {
+                const DevEvent *ev = &e->ring[(e->ring_start + i) % e->ring_max];
+
+                if (ev->seqnum <= after || (consumer && !consumer_holds_pf(m, consumer, e->pfs[ev->pf].identity)))
+                        continue;
+                r = sd_bus_message_open_container(reply, 'r', "stsssa{ss}");
+                if (r >= 0)
+                        r = append_event(reply, e, ev);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Held and replayed device events (issue 4).
+ *
+ * luod watches device events of the subsystems pci, vfio and net from its
+ * start, before the restore: a libudev monitor on the "udev" source (events
+ * after systemd-udevd processed them), or on the "kernel" source when udevd
+ * is not running (/run/udev/control missing; the report says which).  The
+ * socket's receive buffer (128 MiB, SO_RCVBUFFORCE) holds them while the
+ * restore runs: nothing is read, so nothing concerning a PF or its VFs can
+ * reach a consumer before that PF's restore finished (or failed).
+ *
+ * Once the bus is up (events_attach()), each event is attributed to a PF by
+ * the BDFs in its devpath (the PF itself, or a VF through its physfn link;
+ * a vfio group by the devices of its IOMMU group), kept in a bounded buffer
+ * (--event-buffer, default 4096 events; the oldest dropped first, counted
+ * and logged) and delivered as the unicast signal DeviceEvent to each
+ * registered consumer holding a VF of that PF (AssignVF), in kernel
+ * sequence-number (SEQNUM) order: udevd finishes events of unrelated devices
+ * in any order, so held events go out sorted once udevd's queue is empty
+ * (at most EVENTS_MAX_WAIT_USEC later), and live ones wait at least
+ * EVENTS_REORDER_USEC and until the queue is empty (same bound).  A consumer that registers gets what it
+ * has not been sent yet (per consumer name: none lost, none duplicated
+ * across reconnects) right after its GuestRestored signals; GetEvents
+ * fetches again from any seqnum.  Events of no known PF are counted, not
+ * delivered. */
+
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+#include <json-c/json.h>
+
+#include "inventory.h"
+#include "restore.h"
+
+typedef struct Manager Manager;
+typedef struct Events Events;
+
+#define EVENTS_BUFFER_DEFAULT 4096
+#define EVENTS_REORDER_USEC (200 * 1000)
+#define EVENTS_MAX_WAIT_USEC (5 * 1000 * 1000)
+
+/* Opens the monitor (udev source, else kernel source) with a filter for
+ * pci, vfio and net, and a 128 MiB receive buffer; stores it in m->events.
+ * Called before the restore.  Returns 0, or a negative errno (logged:
+ * luod then runs without device events, and the report says so). */
+int events_start(Manager *m, unsigned buffer_max);
+
+/* After the restore, with m->event and m->bus set up: learns the PFs and
+ * VFs present now (sysfs), optionally writes "add <uuid>" to the uevent file
+ * of every VF of each restored PF (one UUID per PF: SYNTH_UUID groups the
+ * replay for udev rules) when replay_uevents, reads what the socket held,
+ * and watches for more.  pfs: the restore's results (NULL when nothing was
+ * restored).  Returns 0 or a negative errno (logged). */
+int events_attach(Manager *m, const PfRestore *pfs, size_t n_pfs, bool replay_uevents);
+
+/* A consumer registered: sends it (unicast DeviceEvent signals) every
+ * buffered event of its PFs it was not sent yet.  Returns the number of
+ * events sent, or a negative errno. */
+int events_consumer_registered(Manager *m, const char *consumer, const char *sender);
+
+/* When the consumer was last sent a held event of one of its PFs
+ * (CLOCK_MONOTONIC µs; 0: none yet). */
+uint64_t events_consumer_replayed_us(Manager *m, const char *consumer);
+
+/* {"source", "buffer", "received", "delivered", "held" (delivered after
+ * the restore held them), "unattributed", "dropped", "late", "overrun",
+ * "replayed_uevents"} for the report, or NULL. */
+json_object *events_report(Manager *m);
+
+void events_done(Manager *m);
+
+/* org.luod1.Manager.GetEvents(t after_seqnum) -> (b lost, a(stsssa{ss}))
+ * (proto/org.luod1.Manager.xml). */
+int method_get_events(sd_bus_message *msg, void *userdata, sd_bus_error *error);

@@ -27,6 +27,13 @@ extern uint64_t luod_start_tsc, luod_start_boottime_us;
 #define CONSUMER_NAME_MAX 64
 #define GUEST_NAME_MAX 256
 
+static uint64_t realtime_now_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
+}
+
 static bool name_ok(const char *s, size_t max) {
         size_t n = strlen(s);
 
@@ -534,29 +541,42 @@ int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                                                c->name, guest);
         /* The guest's blackout started when its consumer released its delay
          * inhibitor (or the maximum passed); without one, at persist-start. */
-        uint64_t start = m->blackout_start_tsc;
+        uint64_t start = 0, start_rt = 0;
         const char *from = "persist-start";
         char n1[128], n2[128];
         snprintf(n1, sizeof(n1), "delay-released:%s", c->name);
         snprintf(n2, sizeof(n2), "delay-timeout:%s", c->name);
         for (size_t i = 0; i < m->restored.n_timestamps; i++)
+                if (strcmp(m->restored.timestamps[i].name, "persist-start") == 0 && !start) {
+                        start = m->restored.timestamps[i].tsc;
+                        start_rt = m->restored.timestamps[i].realtime_ns;
+                }
+        for (size_t i = 0; i < m->restored.n_timestamps; i++)
                 if (strcmp(m->restored.timestamps[i].name, n1) == 0 || strcmp(m->restored.timestamps[i].name, n2) == 0) {
                         start = m->restored.timestamps[i].tsc;
+                        start_rt = m->restored.timestamps[i].realtime_ns;
                         from = m->restored.timestamps[i].name;
                 }
-        if (!m->tsc_khz || !start || now < start)
-                return sd_bus_error_set_errnof(error, ENODATA, "No TSC across the kexec: guest %s's downtime unknown",
-                                               guest);
-        double ms = (double) (now - start) / (double) m->tsc_khz;
+        /* The TSC, continuous across the kexec, with the rate recorded
+         * before it; without it the wall clock, which the new kernel set
+         * again from the RTC: approximate. */
+        bool approximate = !m->tsc_khz || !start || now < start;
+        uint64_t now_rt = realtime_now_ns();
+        if (approximate && (!start_rt || now_rt < start_rt))
+                return sd_bus_error_set_errnof(error, ENODATA, "Neither the TSC nor the wall clock spans the kexec: "
+                                               "guest %s's downtime unknown", guest);
+        double ms = approximate ? (double) (now_rt - start_rt) / 1e6 : (double) (now - start) / (double) m->tsc_khz;
         char buf[32];
 
         snprintf(buf, sizeof(buf), "%.1f", ms);
         json_object_object_add(e, "downtime_ms", json_object_new_double_s(ms, buf));
         json_object_object_add(e, "result", json_object_new_string("running"));
         json_object_object_add(e, "blackout_start", json_object_new_string(from));
-        json_object *phases = guest_phases(m, c->name, guest, start, now);
+        json_object_object_add(e, "approximate", json_object_new_boolean(approximate));
+        json_object *phases = approximate ? NULL : guest_phases(m, c->name, guest, start, now);
         if (phases)
                 json_object_object_add(e, "phases", phases);
+        (void) sd_bus_emit_properties_changed(m->bus, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "Guests", NULL);
         journal_guest_running(m, c->name, guest, ms, from, phases);
         if (json_object_object_get_ex(m->report, "update_id", &update_id))
                 (void) manager_write_report(m, json_object_get_string(update_id));
@@ -565,15 +585,12 @@ int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         return sd_bus_reply_method_return(msg, "d", ms);
 }
 
-int method_get_guests(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+/* Appends a(sssd) of the last update's guests to msg. */
+static int append_guests(Manager *m, sd_bus_message *msg) {
         json_object *guests = NULL, *c, *g, *res, *d;
         int r;
 
-        r = sd_bus_message_new_method_return(msg, &reply);
-        if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(sssd)");
+        r = sd_bus_message_open_container(msg, 'a', "(sssd)");
         if (m->report)
                 (void) json_object_object_get_ex(m->report, "guests", &guests);
         for (size_t i = 0; r >= 0 && guests && i < json_object_array_length(guests); i++) {
@@ -583,14 +600,36 @@ int method_get_guests(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
                     !json_object_object_get_ex(e, "result", &res))
                         continue;
                 d = json_object_object_get(e, "downtime_ms");
-                r = sd_bus_message_append(reply, "(sssd)", json_object_get_string(c), json_object_get_string(g),
+                r = sd_bus_message_append(msg, "(sssd)", json_object_get_string(c), json_object_get_string(g),
                                           json_object_get_string(res), d ? json_object_get_double(d) : -1.0);
         }
         if (r >= 0)
-                r = sd_bus_message_close_container(reply);
+                r = sd_bus_message_close_container(msg);
+        return r;
+}
+
+int method_get_guests(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        (void) error;
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r >= 0)
+                r = append_guests(m, reply);
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
+}
+
+int property_get_guests(sd_bus *bus, const char *path, const char *interface, const char *property,
+                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        (void) bus;
+        (void) path;
+        (void) interface;
+        (void) property;
+        (void) error;
+        return append_guests(userdata, reply);
 }
 
 static uint64_t mono_usec(void) {
@@ -638,7 +677,7 @@ int inhibitors_prepare(Manager *m, LuodState *s) {
 
         if (!done)
                 return -ENOMEM;
-        (void) luod_state_add_timestamp(s, "prepare-start", tsc_read(), 0);
+        (void) luod_state_add_timestamp(s, "prepare-start", tsc_read(), realtime_now_ns());
         r = sd_bus_emit_signal(m->bus, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "PrepareForUpdate", "st",
                                s->update_id, m->max_delay_usec);
         if (r < 0)
@@ -654,7 +693,7 @@ int inhibitors_prepare(Manager *m, LuodState *s) {
                         if (inhibitor_released(&m->inhibitors[i])) {
                                 done[i] = true;
                                 snprintf(name, sizeof(name), "delay-released:%s", m->inhibitors[i].consumer);
-                                (void) luod_state_add_timestamp(s, name, tsc_read(), 0);
+                                (void) luod_state_add_timestamp(s, name, tsc_read(), realtime_now_ns());
                                 log_info("Delay inhibitor of %s (%s) released after %.1f ms",
                                          m->inhibitors[i].consumer, m->inhibitors[i].why,
                                          (double) (mono_usec() - start) / 1000.0);
@@ -668,7 +707,7 @@ int inhibitors_prepare(Manager *m, LuodState *s) {
                                 if (done[i] || m->inhibitors[i].block)
                                         continue;
                                 snprintf(name, sizeof(name), "delay-timeout:%s", m->inhibitors[i].consumer);
-                                (void) luod_state_add_timestamp(s, name, tsc_read(), 0);
+                                (void) luod_state_add_timestamp(s, name, tsc_read(), realtime_now_ns());
                                 log_warning("Delay inhibitor of %s (%s) still held after the maximum %.1f s; going on",
                                             m->inhibitors[i].consumer, m->inhibitors[i].why,
                                             (double) m->max_delay_usec / 1e6);

@@ -71,3 +71,7 @@ int method_get_assignments(sd_bus_message *msg, void *userdata, sd_bus_error *er
 int method_get_guests(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+/* Property Guests: GetGuests' answer, to poll or watch (PropertiesChanged on
+ * each GuestRunning). */
+int property_get_guests(sd_bus *bus, const char *path, const char *interface, const char *property,
+                        sd_bus_message *reply, void *userdata, sd_bus_error *error);

@@ -200,6 +200,7 @@ grep -q "Consumer hv1 (:.*) disconnected; dropped" "$tmp/luod.log" || fail "no l
 	fail "an unprivileged consumer was refused"
 [[ $(call GetAssignments) == "a(sssu) 0" ]] || fail "GetAssignments: $(call GetAssignments)"
 [[ $(call GetGuests) == "a(sssd) 0" ]] || fail "GetGuests without a live update: $(call GetGuests)"
+[[ $(prop Guests) == "a(sssd) 0" ]] || fail "property Guests without a live update: $(prop Guests)"
 out=$("$hv" --bus-address="$addr" hv1 running vm-a 2>&1) && fail "GuestRunning without a live update accepted"
 grep -q "Consumer hv1 has no guest vm-a in the last live update" <<<"$out" || fail "GuestRunning: $out"
 stop_luod

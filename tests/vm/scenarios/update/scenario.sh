@@ -274,6 +274,11 @@ stage2() {
 	# The hypervisor learns its guests' VFs are back and says when each runs:
 	# luod gives each guest's downtime from the blackout start (TSC).
 	tb-hypervisor hv1 restored guests running vm-a guests >/tmp/guests.out 2>&1
+	dbus-send --system --print-reply --dest=org.luod1 /org/luod1 org.freedesktop.DBus.Properties.Get \
+		string:org.luod1.Manager string:Guests >/tmp/guests-prop 2>&1
+	tb_check "property Guests (dbus-send): vm-a running with its downtime, vm-b ok" \
+		sh -c 'tr -d "\n" </tmp/guests-prop | grep -q "string \"vm-a\" *string \"running\" *double [1-9]" &&
+			tr -d "\n" </tmp/guests-prop | grep -q "string \"vm-b\" *string \"ok\" *double -1"' 
 	tb_info </tmp/guests.out
 	tb_check "GuestRestored signals to hv1 on registering: vm-a ok, vm-b ok" \
 		sh -c 'grep -q "^restored hv1 vm-a ok" /tmp/guests.out && grep -q "^restored hv1 vm-b ok" /tmp/guests.out'

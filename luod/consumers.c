@@ -26,6 +26,8 @@ extern uint64_t luod_start_tsc, luod_start_boottime_us;
 
 #define CONSUMER_NAME_MAX 64
 #define GUEST_NAME_MAX 256
+#define INHIBITORS_PER_CONSUMER_MAX 64
+#define INHIBITORS_MAX 512
 
 static uint64_t realtime_now_ns(void) {
         struct timespec ts;
@@ -42,6 +44,18 @@ static bool name_ok(const char *s, size_t max) {
         for (const char *p = s; *p; p++)
                 if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
                       *p == '.' || *p == '_' || *p == '-'))
+                        return false;
+        return true;
+}
+
+/* Guest names go into logs and journal messages: no control characters. */
+static bool guest_name_ok(const char *s) {
+        size_t n = strlen(s);
+
+        if (n == 0 || n > GUEST_NAME_MAX)
+                return false;
+        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+                if (*p < 0x20 || *p == 0x7f)
                         return false;
         return true;
 }
@@ -88,6 +102,11 @@ void consumers_done(Manager *m) {
         free(m->consumers);
         m->consumers = NULL;
         m->n_consumers = 0;
+        for (size_t i = 0; i < m->n_owners; i++)
+                free(m->owners[i].name);
+        free(m->owners);
+        m->owners = NULL;
+        m->n_owners = 0;
         luod_state_free(&m->held);
         for (size_t i = 0; i < m->n_inhibitors; i++) {
                 free(m->inhibitors[i].consumer);
@@ -202,7 +221,28 @@ int consumers_adopt_assignments(Manager *m, const LuodState *s) {
         }
         luod_state_free(&m->held);
         m->held = held;
+        /* As they were at the kexec, for each guest's phases (GuestRunning),
+         * whatever the consumers change later. */
+        for (size_t i = 0; i < s->n_assignments; i++) {
+                const VfAssignment *a = &s->assignments[i];
+                (void) luod_state_add_assignment(&m->restored, a->consumer, a->guest, a->pf_identity, a->vf_index);
+        }
         return consumers_save(m);
+}
+
+/* 0 when uid may use name (binding it on first use), else -(owner + 1). */
+static int consumer_owner_check(Manager *m, const char *name, uid_t uid) {
+        for (size_t i = 0; i < m->n_owners; i++)
+                if (strcmp(m->owners[i].name, name) == 0)
+                        return m->owners[i].uid == uid ? 0 : -(int) m->owners[i].uid - 1;
+        ConsumerOwner *n = reallocarray(m->owners, m->n_owners + 1, sizeof(ConsumerOwner));
+        if (!n)
+                return 0;       /* no memory to remember: allowed this once */
+        m->owners = n;
+        m->owners[m->n_owners] = (ConsumerOwner) { .name = strdup(name), .uid = uid };
+        if (m->owners[m->n_owners].name)
+                m->n_owners++;
+        return 0;
 }
 
 int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -227,6 +267,21 @@ int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *
                 if (strcmp(m->consumers[i]->name, name) == 0)
                         return sd_bus_error_set_errnof(error, EEXIST, "Consumer name %s is taken by %s",
                                                        name, m->consumers[i]->sender);
+        /* A name belongs to the uid that registered it first since luod
+         * started: no one else may take it (and with it the consumer's
+         * events, guests and inhibitors) while its owner is away. */
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        uid_t uid;
+        r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT, &creds);
+        if (r >= 0 && sd_bus_creds_get_euid(creds, &uid) < 0)
+                r = sd_bus_creds_get_uid(creds, &uid);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Cannot learn the uid of %s: %m", sender);
+        r = consumer_owner_check(m, name, uid);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, EPERM, "Consumer name %s belongs to uid %u (it registered it "
+                                               "first); uid %u may not take it", name, (unsigned) -r - 1,
+                                               (unsigned) uid);
 
         c = calloc(1, sizeof(*c));
         if (!c)
@@ -296,9 +351,9 @@ int method_assign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         c = caller(m, msg, error, &r);
         if (!c)
                 return r;
-        if (strlen(guest) == 0 || strlen(guest) > GUEST_NAME_MAX)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Guest name must be 1..%d bytes",
-                                         GUEST_NAME_MAX);
+        if (!guest_name_ok(guest))
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "Guest name must be 1..%d bytes, no control characters", GUEST_NAME_MAX);
         r = sriov_scan(&now);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Scanning the SR-IOV PFs: %m");
@@ -476,8 +531,8 @@ static json_object *guest_phases(Manager *m, const char *consumer, const char *g
         for (size_t i = 0; i < m->restored.n_timestamps; i++)
                 if (strcmp(m->restored.timestamps[i].name, "persist-start") == 0)
                         persist = m->restored.timestamps[i].tsc;
-        for (size_t i = 0; i < m->held.n_assignments; i++) {
-                const VfAssignment *x = &m->held.assignments[i];
+        for (size_t i = 0; i < m->restored.n_assignments; i++) {
+                const VfAssignment *x = &m->restored.assignments[i];
 
                 if (strcmp(x->consumer, consumer) != 0 || strcmp(x->guest, guest) != 0)
                         continue;
@@ -504,7 +559,7 @@ static json_object *guest_phases(Manager *m, const char *consumer, const char *g
 
 /* One structured journal entry per guest back (catalog: units/luod.catalog). */
 static void journal_guest_running(Manager *m, const char *consumer, const char *guest, double ms, const char *from,
-                                  json_object *phases) {
+                                  bool approximate, json_object *phases) {
         char dt[32];
 
         snprintf(dt, sizeof(dt), "%.1f", ms);
@@ -517,6 +572,7 @@ static void journal_guest_running(Manager *m, const char *consumer, const char *
                                "LUOD_GUEST=%s", guest,
                                "LUOD_DOWNTIME_MS=%s", dt,
                                "LUOD_BLACKOUT_START=%s", from,
+                               "LUOD_CLOCK=%s", approximate ? "realtime (approximate)" : "tsc",
                                "LUOD_PHASES=%s", phases ? json_object_to_json_string_ext(phases, JSON_C_TO_STRING_PLAIN) : "[]",
                                NULL);
 }
@@ -577,11 +633,11 @@ int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         if (phases)
                 json_object_object_add(e, "phases", phases);
         (void) sd_bus_emit_properties_changed(m->bus, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "Guests", NULL);
-        journal_guest_running(m, c->name, guest, ms, from, phases);
+        journal_guest_running(m, c->name, guest, ms, from, approximate, phases);
         if (json_object_object_get_ex(m->report, "update_id", &update_id))
                 (void) manager_write_report(m, json_object_get_string(update_id));
-        log_info("Guest %s of consumer %s runs again: downtime %.1f ms (blackout start to GuestRunning, TSC)",
-                 guest, c->name, ms);
+        log_info("Guest %s of consumer %s runs again: downtime %.1f ms (%s to GuestRunning, %s)",
+                 guest, c->name, ms, from, approximate ? "wall clock, approximate" : "TSC");
         return sd_bus_reply_method_return(msg, "d", ms);
 }
 
@@ -742,6 +798,13 @@ int method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         /* Drop released ones first, so repeated Inhibit calls do not pile up fds. */
         _cleanup_free_ char *ignored = NULL;
         (void) inhibitors_check_block(m, &ignored);
+        size_t mine = 0;
+        for (size_t i = 0; i < m->n_inhibitors; i++)
+                mine += strcmp(m->inhibitors[i].consumer, c->name) == 0;
+        if (mine >= INHIBITORS_PER_CONSUMER_MAX || m->n_inhibitors >= INHIBITORS_MAX)
+                return sd_bus_error_set_errnof(error, ENOSPC, "Consumer %s holds %zu inhibitors, luod %zu: at most %d "
+                                               "per consumer and %d in all", c->name, mine, m->n_inhibitors,
+                                               INHIBITORS_PER_CONSUMER_MAX, INHIBITORS_MAX);
         if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
                 return sd_bus_error_set_errnof(error, errno, "pipe2: %m");
         n = reallocarray(m->inhibitors, m->n_inhibitors + 1, sizeof(Inhibitor));

@@ -8,6 +8,7 @@
  * preserved state across the kexec.  D-Bus members: RegisterConsumer,
  * AssignVF, UnassignVF, GetAssignments (proto/org.luod1.Manager.xml). */
 
+#include <sys/types.h>
 #include <systemd/sd-bus.h>
 
 #include "inventory.h"
@@ -21,6 +22,12 @@ typedef struct Inhibitor {
         char *why;
         int fd;                 /* read end of the pipe; EOF/POLLHUP: released */
 } Inhibitor;
+
+/* A consumer name and the uid that registered it first (this luod run). */
+typedef struct ConsumerOwner {
+        char *name;
+        uid_t uid;
+} ConsumerOwner;
 
 typedef struct Consumer {
         char *name;             /* [A-Za-z0-9._-]{1,64} */

@@ -6,6 +6,7 @@
 #include <libudev.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include "sriov.h"
 
 #define EVENTS_RCVBUF (128 * 1024 * 1024)
+#define EVENTS_DRAIN_MAX 1024   /* events read per turn of the event loop */
 
 typedef struct DevEvent {
         uint64_t seqnum;
@@ -39,6 +41,8 @@ typedef struct DevEvent {
 typedef struct EventPf {
         char *identity;
         PciBdf bdf;
+        uint64_t dropped;               /* its events dropped from the buffer */
+        uint64_t dropped_max_seqnum;    /* the newest of them */
 } EventPf;
 
 typedef struct DevMap {         /* a VF's BDF, or an IOMMU group, to its PF */
@@ -51,6 +55,7 @@ typedef struct Sent {           /* per consumer name: what it was sent */
         char *consumer;
         uint64_t upto;          /* highest DevEvent.order sent */
         uint64_t replayed_us;   /* last held event sent */
+        bool stalled;           /* a send failed: nothing more until it registers again */
 } Sent;
 
 typedef struct Raw {            /* read by the holder thread during the restore */
@@ -72,19 +77,22 @@ struct Events {
         const char *source;
         sd_event_source *io, *timer;
         bool attached;
+        bool released;          /* the first release after the restore happened */
         uint64_t attach_us;
         EventPf *pfs;
         size_t n_pfs;
         DevMap *map;
         size_t n_map;
         DevEvent *pending;      /* read, not delivered (reorder window) */
-        size_t n_pending;
+        size_t n_pending, pending_cap;
         DevEvent *ring;         /* delivered, for GetEvents: ring[(start + i) % max] */
         size_t ring_start, ring_n, ring_max;
         Sent *sent;
         size_t n_sent;
         uint64_t received, delivered, held, unattributed, dropped, late, replayed_uevents;
         uint64_t last_seqnum;   /* highest delivered */
+        uint64_t max_seqnum;    /* highest read */
+        uint64_t overrun_seqnum;        /* highest read before the socket overran */
         uint64_t last_order;
         bool overrun;
 };
@@ -109,15 +117,24 @@ static bool receive_error_is_loss(Events *e) {
         if (errno != ENOBUFS)
                 return false;
         if (!e->overrun)
-                log_error("Device events: the monitor's receive buffer overran; events were lost "
-                          "(reported in GetEvents and the report)");
+                log_error("Device events: the monitor's receive buffer overran after seqnum %" PRIu64
+                          "; events were lost (reported in GetEvents and the report)", e->max_seqnum);
         e->overrun = true;
+        e->overrun_seqnum = e->max_seqnum;
         return true;
 }
 
 /* The holder thread: reads and stamps events until stop_fd is written. */
 static void *holder_run(void *userdata) {
         Events *e = userdata;
+        sigset_t mask;
+
+        /* SIGTERM and SIGINT are for the main thread (default action during
+         * the restore, sd-event after). */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        (void) pthread_sigmask(SIG_BLOCK, &mask, NULL);
         struct pollfd p[2] = {
                 { .fd = udev_monitor_get_fd(e->monitor), .events = POLLIN },
                 { .fd = e->stop_fd, .events = POLLIN },
@@ -329,6 +346,21 @@ static int learn_devices(Events *e) {
         return 0;
 }
 
+/* A PF not seen yet (hot-added, or the scan at attach failed): when bdf
+ * is an SR-IOV PF (it has sriov_totalvfs), its identity now.  Returns its
+ * index or -1. */
+static int learn_pf(Events *e, const PciBdf *bdf) {
+        char path[PATH_MAX], b[PCI_BDF_STRING_MAX];
+        _cleanup_free_ char *identity = NULL;
+
+        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/sriov_totalvfs", pci_bdf_format(bdf, b));
+        if (access(path, F_OK) < 0)
+                return -1;
+        if (sriov_pf_identity(bdf, &identity) < 0)
+                return -1;
+        return add_pf(e, identity, bdf);
+}
+
 /* The PF a PCI device (PF or VF) belongs to, by BDF; -1 if none known.
  * An unknown VF is learnt through its physfn link. */
 static int pf_of_bdf(Events *e, const PciBdf *bdf) {
@@ -345,21 +377,25 @@ static int pf_of_bdf(Events *e, const PciBdf *bdf) {
         snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/physfn", pci_bdf_format(bdf, b));
         n = readlink(path, link, sizeof(link) - 1);
         if (n < 0)
-                return -1;
+                return learn_pf(e, bdf);
         link[n] = 0;
         const char *s = strrchr(link, '/');
         if (!s || pci_bdf_parse(s + 1, &pf) < 0)
                 return -1;
-        for (size_t i = 0; i < e->n_pfs; i++)
-                if (pci_bdf_compare(&e->pfs[i].bdf, &pf) == 0) {
-                        int g = iommu_group_of(bdf);
+        int k = -1;
+        for (size_t i = 0; i < e->n_pfs && k < 0; i++)
+                if (pci_bdf_compare(&e->pfs[i].bdf, &pf) == 0)
+                        k = (int) i;
+        if (k < 0)
+                k = learn_pf(e, &pf);
+        if (k >= 0) {
+                int g = iommu_group_of(bdf);
 
-                        (void) add_map(e, bdf, -1, i);
-                        if (g >= 0)
-                                (void) add_map(e, NULL, g, i);
-                        return (int) i;
-                }
-        return -1;
+                (void) add_map(e, bdf, -1, (size_t) k);
+                if (g >= 0)
+                        (void) add_map(e, NULL, g, (size_t) k);
+        }
+        return k;
 }
 
 static int pf_of_event(Events *e, struct udev_device *d) {
@@ -439,6 +475,7 @@ static int take(Events *e, struct udev_device *d, uint64_t received_us) {
         int k, r;
 
         e->received++;
+        e->max_seqnum = MAX(e->max_seqnum, udev_device_get_seqnum(d));
         k = pf_of_event(e, d);
         if (k < 0) {
                 e->unattributed++;
@@ -451,19 +488,26 @@ static int take(Events *e, struct udev_device *d, uint64_t received_us) {
                 return log_error_errno(r, "Device events: %m");
         ev.pf = (size_t) k;
         ev.received_us = received_us;
-        DevEvent *n = reallocarray(e->pending, e->n_pending + 1, sizeof(DevEvent));
-        if (!n) {
-                dev_event_free(&ev);
-                return log_error_errno(-ENOMEM, "Device events: %m");
+        if (e->n_pending == e->pending_cap) {
+                size_t cap = e->pending_cap ? e->pending_cap * 2 : 64;
+                DevEvent *n = reallocarray(e->pending, cap, sizeof(DevEvent));
+                if (!n) {
+                        dev_event_free(&ev);
+                        return log_error_errno(-ENOMEM, "Device events: %m");
+                }
+                e->pending = n;
+                e->pending_cap = cap;
         }
-        e->pending = n;
         e->pending[e->n_pending++] = ev;
         return 0;
 }
 
-/* Reads every event the socket has now into e->pending. */
-static int drain(Events *e) {
-        for (;;) {
+/* Reads what the socket has now into e->pending, at most max events
+ * (the event loop keeps turning under a flood).  Returns how many. */
+static int drain(Events *e, unsigned max) {
+        for (unsigned got = 0;; got++) {
+                if (got >= max)
+                        return (int) got;
                 struct udev_device *d;
 
                 errno = 0;
@@ -472,7 +516,7 @@ static int drain(Events *e) {
                         if (receive_error_is_loss(e) || errno == EINTR)
                                 continue;
                         /* EAGAIN, or a message libudev dropped (not ours). */
-                        return 0;
+                        return (int) got;
                 }
                 (void) take(e, d, now_us());
         }
@@ -525,7 +569,7 @@ static int send_to(Manager *m, const char *consumer, const char *sender, const D
 
         if (!s)
                 return -ENOMEM;
-        if (ev->order <= s->upto)
+        if (ev->order <= s->upto || s->stalled)
                 return 0;
         r = sd_bus_message_new_signal(m->bus, &msg, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "DeviceEvent");
         if (r >= 0)
@@ -536,9 +580,13 @@ static int send_to(Manager *m, const char *consumer, const char *sender, const D
                 r = sd_bus_message_append(msg, "t", ev->held_us);
         if (r >= 0)
                 r = sd_bus_send(m->bus, msg, NULL);
-        if (r < 0)
-                return log_warning_errno(r, "Device event %" PRIu64 " to consumer %s (%s): %m", ev->seqnum, consumer,
-                                         sender);
+        if (r < 0) {
+                /* Keep its watermark: it gets this one and the rest when it
+                 * registers again (or with GetEvents). */
+                s->stalled = true;
+                return log_warning_errno(r, "Device event %" PRIu64 " to consumer %s (%s): %m; no more events "
+                                         "to it until it registers again", ev->seqnum, consumer, sender);
+        }
         s->upto = ev->order;
         if (ev->held_us)
                 s->replayed_us = now_us();
@@ -562,13 +610,18 @@ static int cmp_seqnum(const void *a, const void *b) {
 static void flush(Manager *m) {
         Events *e = m->events;
 
-        if (e->n_pending == 0)
+        if (e->n_pending == 0) {
+                e->released = true;
                 return;
+        }
         qsort(e->pending, e->n_pending, sizeof(DevEvent), cmp_seqnum);
         for (size_t i = 0; i < e->n_pending; i++) {
                 DevEvent *ev = &e->pending[i];
 
-                if (ev->received_us < e->attach_us) {
+                /* Held: everything in the first release after the restore
+                 * (what came before it and while udevd finished the
+                 * restore's events). */
+                if (!e->released || ev->received_us < e->attach_us) {
                         ev->held_us = now_us() - ev->received_us;
                         e->held++;
                 }
@@ -593,6 +646,8 @@ static void flush(Manager *m) {
                                             "(seqnum %" PRIu64 "); GetEvents reports the loss", e->ring_max,
                                             old->seqnum);
                         e->dropped++;
+                        e->pfs[old->pf].dropped++;
+                        e->pfs[old->pf].dropped_max_seqnum = MAX(e->pfs[old->pf].dropped_max_seqnum, old->seqnum);
                         dev_event_free(old);
                         e->ring_start = (e->ring_start + 1) % e->ring_max;
                         e->ring_n--;
@@ -600,9 +655,8 @@ static void flush(Manager *m) {
                 e->ring[(e->ring_start + e->ring_n) % e->ring_max] = *ev;
                 e->ring_n++;
         }
-        free(e->pending);
-        e->pending = NULL;
         e->n_pending = 0;
+        e->released = true;
 }
 
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata);
@@ -634,12 +688,14 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
         (void) s;
         (void) usec;
-        (void) drain(e);
+        (void) drain(e, EVENTS_DRAIN_MAX);
         if (e->n_pending == 0)
                 return 0;
         uint64_t oldest = UINT64_MAX;
         for (size_t i = 0; i < e->n_pending; i++)
                 oldest = e->pending[i].received_us < oldest ? e->pending[i].received_us : oldest;
+        /* Held events count from the end of the restore. */
+        oldest = MAX(oldest, e->attach_us);
         if (udev_busy(e) && now_us() - oldest < EVENTS_MAX_WAIT_USEC) {
                 arm_timer(m, EVENTS_REORDER_USEC / 2);
                 return 0;
@@ -655,7 +711,7 @@ static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         (void) s;
         (void) fd;
         (void) revents;
-        (void) drain(e);
+        (void) drain(e, EVENTS_DRAIN_MAX);
         if (e->n_pending > 0)
                 arm_timer(m, EVENTS_REORDER_USEC);
         return 0;
@@ -698,15 +754,6 @@ int events_attach(Manager *m, const PfRestore *pfs, size_t n_pfs, bool replay) {
         for (size_t i = 0; pfs && i < n_pfs; i++)
                 if (pfs[i].identity && pfs[i].error == 0 && replay)
                         (void) replay_uevents(e, &pfs[i]);
-        /* The restore's own events may still be in udevd: wait (bounded)
-         * until its queue is empty, so that all of them are here and go out
-         * in order. */
-        uint64_t until = now_us() + EVENTS_MAX_WAIT_USEC;
-        while (udev_busy(e) && now_us() < until)
-                (void) usleep(10 * 1000);
-        if (udev_busy(e))
-                log_warning("Device events: udevd is still busy after %u ms; releasing the held events anyway",
-                            (unsigned) (EVENTS_MAX_WAIT_USEC / 1000));
         stop_holder(e);
         e->attach_us = now_us();
         e->attached = true;
@@ -715,22 +762,68 @@ int events_attach(Manager *m, const PfRestore *pfs, size_t n_pfs, bool replay) {
         free(e->raw);
         e->raw = NULL;
         e->n_raw = 0;
-        (void) drain(e);
+        while (drain(e, EVENTS_DRAIN_MAX) > 0)
+                ;
         log_info("Device events: %" PRIu64 " held during the restore (%" PRIu64 " of other devices), "
-                 "now released in seqnum order", (uint64_t) e->n_pending, e->unattributed);
-        flush(m);
+                 "released in seqnum order once udevd's queue is empty", (uint64_t) e->n_pending, e->unattributed);
+        /* The restore's own events may still be in udevd: the timer sends
+         * them once its queue is empty (bounded), the loop serving calls. */
+        if (udev_busy(e))
+                arm_timer(m, EVENTS_REORDER_USEC / 2);
+        else
+                flush(m);
         r = sd_event_add_io(m->event, &e->io, udev_monitor_get_fd(e->monitor), EPOLLIN, on_io, m);
         if (r < 0)
                 return log_error_errno(r, "Device events: cannot watch the monitor: %m");
         return 0;
 }
 
+/* Events of the PFs consumer holds (all PFs for NULL) dropped from the
+ * buffer when the newest of them is above after; plus 1 when the socket
+ * overran after `after` (how many were lost there is unknown). */
+static uint64_t lost_after(Manager *m, const char *consumer, uint64_t after) {
+        Events *e = m->events;
+        uint64_t lost = 0;
+
+        for (size_t i = 0; i < e->n_pfs; i++)
+                if (e->pfs[i].dropped > 0 && e->pfs[i].dropped_max_seqnum > after &&
+                    (!consumer || consumer_holds_pf(m, consumer, e->pfs[i].identity)))
+                        lost += e->pfs[i].dropped;
+        if (e->overrun && e->overrun_seqnum >= after)
+                lost++;
+        return lost;
+}
+
 int events_consumer_registered(Manager *m, const char *consumer, const char *sender) {
         Events *e = m->events;
+        Sent *s;
         int n = 0;
 
         if (!e)
                 return 0;
+        s = sent_of(e, consumer, true);
+        if (!s)
+                return -ENOMEM;
+        s->stalled = false;
+        /* Tell it first when some of its events are gone from the buffer
+         * before it could be sent them (a gap). */
+        uint64_t lost = 0;
+        if (e->ring_n > 0 && s->upto < e->ring[e->ring_start].order)
+                lost = lost_after(m, consumer, 0);
+        if (lost > 0) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+                int r = sd_bus_message_new_signal(m->bus, &msg, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "EventsLost");
+                if (r >= 0)
+                        r = sd_bus_message_set_destination(msg, sender);
+                if (r >= 0)
+                        r = sd_bus_message_append(msg, "t", lost);
+                if (r >= 0)
+                        r = sd_bus_send(m->bus, msg, NULL);
+                if (r < 0)
+                        log_warning_errno(r, "EventsLost to consumer %s (%s): %m", consumer, sender);
+                log_warning("Consumer %s: %" PRIu64 " events of its PFs were dropped from the buffer before it "
+                            "registered (--event-buffer=%zu)", consumer, lost, e->ring_max);
+        }
         for (size_t i = 0; i < e->ring_n; i++) {
                 const DevEvent *ev = &e->ring[(e->ring_start + i) % e->ring_max];
 
@@ -776,7 +869,8 @@ int method_get_events(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         Events *e = m->events;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         const char *sender = sd_bus_message_get_sender(msg), *consumer = NULL;
-        uint64_t after, lost = 0;
+        uint64_t after;
+        unsigned n = 0;
         int r;
 
         r = sd_bus_message_read(msg, "t", &after);
@@ -784,21 +878,23 @@ int method_get_events(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
                 return r;
         if (!e)
                 return sd_bus_error_set_errnof(error, ENODEV, "luod watches no device events (see its log)");
+        /* Seqnums start again at each boot: a cursor beyond anything this
+         * kernel numbered comes from before the kexec. */
+        if (after > e->max_seqnum)
+                return sd_bus_error_set_errnof(error, ERANGE, "Seqnum %" PRIu64 " is beyond the newest event of this "
+                                               "boot (%" PRIu64 "): a cursor from before the kexec? Start from 0",
+                                               after, e->max_seqnum);
         for (size_t i = 0; sender && i < m->n_consumers; i++)
                 if (strcmp(m->consumers[i]->sender, sender) == 0)
                         consumer = m->consumers[i]->name;
-        /* Lost: dropped from the buffer after `after` (the ring is in
-         * seqnum order, so: its oldest is beyond after + 1), or overrun. */
-        if (e->dropped > 0 && e->ring_n > 0 && e->ring[e->ring_start].seqnum > after + 1)
-                lost = e->dropped;
-        if (e->overrun)
-                lost = lost ?: 1;
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r >= 0)
-                r = sd_bus_message_append(reply, "t", lost);
+                r = sd_bus_message_append(reply, "t", lost_after(m, consumer, after));
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "(stsssa{ss})");
-        for (size_t i = 0; r >= 0 && i < e->ring_n; i++) {
+        /* At most EVENTS_FETCH_MAX a reply, so that it stays well under the
+         * bus's message size limit: the caller asks again from the last. */
+        for (size_t i = 0; r >= 0 && i < e->ring_n && n < EVENTS_FETCH_MAX; i++) {
                 const DevEvent *ev = &e->ring[(e->ring_start + i) % e->ring_max];
 
                 if (ev->seqnum <= after || (consumer && !consumer_holds_pf(m, consumer, e->pfs[ev->pf].identity)))
@@ -808,6 +904,7 @@ int method_get_events(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
                         r = append_event(reply, e, ev);
                 if (r >= 0)
                         r = sd_bus_message_close_container(reply);
+                n++;
         }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);

@@ -7,9 +7,10 @@
  * start, before the restore: a libudev monitor on the "udev" source (events
  * after systemd-udevd processed them), or on the "kernel" source when udevd
  * is not running (/run/udev/control missing; the report says which).  The
- * socket's receive buffer (128 MiB, SO_RCVBUFFORCE) holds them while the
- * restore runs: nothing is read, so nothing concerning a PF or its VFs can
- * reach a consumer before that PF's restore finished (or failed).
+ * holder thread reads and stamps them while the restore runs (the socket's
+ * receive buffer, 128 MiB with SO_RCVBUFFORCE, takes bursts) and delivers
+ * none, so nothing concerning a PF or its VFs can reach a consumer before
+ * that PF's restore finished (or failed).
  *
  * Once the bus is up (events_attach()), each event is attributed to a PF by
  * the BDFs in its devpath (the PF itself, or a VF through its physfn link;
@@ -39,10 +40,13 @@ typedef struct Events Events;
 #define EVENTS_BUFFER_DEFAULT 4096
 #define EVENTS_REORDER_USEC (200 * 1000)
 #define EVENTS_MAX_WAIT_USEC (5 * 1000 * 1000)
+#define EVENTS_FETCH_MAX 1024   /* events in one GetEvents reply */
+#define EVENTS_BUFFER_MAX 65536 /* --event-buffer */
 
 /* Opens the monitor (udev source, else kernel source) with a filter for
  * pci, vfio and net, and a 128 MiB receive buffer; stores it in m->events.
- * Called before the restore.  Returns 0, or a negative errno (logged:
+ * Called before the restore; a thread reads, stamps and holds the events
+ * until events_attach().  Returns 0, or a negative errno (logged:
  * luod then runs without device events, and the report says so). */
 int events_start(Manager *m, unsigned buffer_max);
 
@@ -70,6 +74,6 @@ json_object *events_report(Manager *m);
 
 void events_done(Manager *m);
 
-/* org.luod1.Manager.GetEvents(t after_seqnum) -> (b lost, a(stsssa{ss}))
+/* org.luod1.Manager.GetEvents(t after_seqnum) -> (t lost, a(stsssa{ss}))
  * (proto/org.luod1.Manager.xml). */
 int method_get_events(sd_bus_message *msg, void *userdata, sd_bus_error *error);

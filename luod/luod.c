@@ -72,6 +72,11 @@ static int bus_open(Manager *m) {
         r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach bus to event loop: %m");
+        /* Without the bus luod is of no use: exit (non-zero), so that
+         * Restart=on-failure brings it back. */
+        r = sd_bus_set_exit_on_disconnect(m->bus, true);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set exit-on-disconnect on the bus: %m");
         return 0;
 }
 
@@ -88,7 +93,7 @@ static void help(void) {
                "                          (default all; tried in that order; restore looks in all)\n"
                "     --modules-root=DIR   Where the new kernel's module indexes are (default /lib/modules)\n"
                "     --max-delay=SEC      Bound on waiting for delay inhibitors before kexec (default 10)\n"
-               "     --event-buffer=N     Device events kept for GetEvents (default 4096, 16..1048576)\n"
+               "     --event-buffer=N     Device events kept for GetEvents (default 4096, 16..65536)\n"
                "     --no-events          Do not watch, hold or replay device events\n"
                "     --replay-uevents     After restoring a PF, write \"add <uuid>\" to each VF's uevent\n");
 }
@@ -152,8 +157,9 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_EVENT_BUFFER: {
                         char *end;
                         unsigned long v = strtoul(optarg, &end, 10);
-                        if (!*optarg || *end || v < 16 || v > 1048576)
-                                return log_error_errno(-EINVAL, "Invalid --event-buffer '%s' (events, 16..1048576).", optarg);
+                        if (!*optarg || *end || v < 16 || v > EVENTS_BUFFER_MAX)
+                                return log_error_errno(-EINVAL, "Invalid --event-buffer '%s' (events, 16..%d).", optarg,
+                                                       EVENTS_BUFFER_MAX);
                         arg_event_buffer = (unsigned) v;
                         break;
                 }
@@ -248,6 +254,11 @@ int main(int argc, char *argv[]) {
         r = sd_event_loop(m.event);
         if (r < 0)
                 log_error_errno(r, "Event loop failed: %m");
+        else if (r > 0) {
+                /* sd-bus's exit-on-disconnect: the bus went away. */
+                log_error("Disconnected from the bus; exiting so that luod is restarted");
+                r = -ECONNRESET;
+        }
         (void) sd_notify(0, "STOPPING=1");
 
 finish:

@@ -583,6 +583,7 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_inhibit, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetEvents", SD_BUS_ARGS("t", after_seqnum),
                                 SD_BUS_RESULT("t", lost, "a(stsssa{ss})", events), method_get_events, 0),
+        SD_BUS_SIGNAL_WITH_ARGS("EventsLost", SD_BUS_ARGS("t", count), 0),
         SD_BUS_SIGNAL_WITH_ARGS("DeviceEvent",
                                 SD_BUS_ARGS("s", pf_identity, "t", seqnum, "s", action, "s", subsystem,
                                             "s", devpath, "a{ss}", properties, "t", held_usec), 0),

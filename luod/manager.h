@@ -58,6 +58,8 @@ typedef struct Manager {
          * used) and <state_dir>/assignments.json. */
         Consumer **consumers;
         size_t n_consumers;
+        struct ConsumerOwner *owners;   /* name -> uid that registered it first */
+        size_t n_owners;
         LuodState held;
         Inhibitor *inhibitors;
         size_t n_inhibitors;

@@ -792,6 +792,44 @@ static int pf_scan(struct udev *udev, const char *syspath, struct nl_sock **sk, 
         return pf_scan_settings(sk, pf);
 }
 
+int sriov_pf_identity(const PciBdf *bdf, char **ret) {
+        _cleanup_(udev_unrefp) struct udev *udev = NULL;
+        _cleanup_(udev_device_unrefp) struct udev_device *d = NULL;
+        char dir[PCI_DIR_MAX], b[PCI_BDF_STRING_MAX], what[WHAT_MAX];
+        PfRecord pf = {};
+        const struct {
+                const char *name;
+                uint16_t *field;
+        } ids[] = {
+                { "vendor", &pf.vendor },
+                { "device", &pf.device },
+                { "subsystem_vendor", &pf.subsystem_vendor },
+                { "subsystem_device", &pf.subsystem_device },
+        };
+        uint32_t v;
+        int r;
+
+        snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%s", pci_bdf_format(bdf, b));
+        snprintf(what, sizeof(what), "PF %s", b);
+        udev = udev_new();
+        if (!udev)
+                return log_error_errno(-ENOMEM, "%s: failed to create a udev context: %m", what);
+        d = udev_device_new_from_syspath(udev, dir);
+        if (!d)
+                return log_error_errno(-errno, "Failed to open PCI device %s: %m", dir);
+        for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
+                r = read_u32(what, dir, ids[i].name, UINT16_MAX, &v);
+                if (r < 0)
+                        return r;
+                *ids[i].field = (uint16_t) v;
+        }
+        r = pf_scan_identity(what, d, &pf);
+        if (r < 0)
+                return r;
+        *ret = pf.identity;
+        return 0;
+}
+
 static int pf_compare_bdf(const void *a, const void *b) {
         return pci_bdf_compare(&((const PfRecord *) a)->bdf, &((const PfRecord *) b)->bdf);
 }

@@ -65,6 +65,12 @@ const char *sriov_dsn_format(uint64_t dsn, char buf[static SRIOV_DSN_STRING_MAX]
  * unchanged on failure. */
 int sriov_scan(LuodState *state);
 
+/* The stable identity of the PF at bdf, as sriov_scan() gives it ("dsn:..."
+ * or "path:..."), in *ret (free it).  Reads vendor, device, subsystem IDs
+ * and config under /sys/bus/pci/devices/<bdf>.  Returns 0 or a negative
+ * errno (logged, naming the PF). */
+int sriov_pf_identity(const PciBdf *bdf, char **ret);
+
 /* Waits until the PF's directory /sys/bus/pci/devices/<pf> exists and its
  * `driver` link names a driver, checking every 10 ms for at most
  * timeout_usec microseconds (0: check once).  Returns 0, -ENODEV when the PF

@@ -17,12 +17,14 @@
  *     inhibit block WHY SECONDS hold a block inhibitor for SECONDS
  *     inhibit delay WHY SECONDS hold a delay inhibitor; on PrepareForUpdate
  *                               "pause the guests" for SECONDS, then release
+ *     inhibit MODE WHY keep     take an inhibitor and keep it until exit
  *
  * With TB_HOSTMARK set, the moments a delay inhibitor is released and a
  * GuestRunning call starts are written to /dev/console as "LUOD-TB:
  * HOSTMARK NAME-released" / "LUOD-TB: HOSTMARK GUEST-running" (the VM test
  * bed's runner stamps them with the host's clock).
  *
+ * An EventsLost signal prints "eventslost COUNT".
  * A DeviceEvent signal prints "event PF-IDENTITY SEQNUM ACTION SUBSYSTEM
  * DEVPATH held=USEC at=MONOTONIC-USEC[ synth=UUID]" (at: when it arrived).
  *
@@ -115,6 +117,15 @@ static int on_event(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
         return 0;
 }
 
+static int on_lost(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        uint64_t n = 0;
+
+        (void) sd_bus_message_read(m, "t", &n);
+        printf("eventslost %" PRIu64 "\n", n);
+        fflush(stdout);
+        return 0;
+}
+
 static int pump(sd_bus *bus, uint64_t usec) {
         uint64_t end = mono_us() + usec;
         int r;
@@ -182,7 +193,8 @@ int main(int argc, char *argv[]) {
         const char *name = argv[i++];
         /* Before registering: luod sends GuestRestored right after. */
         if (sd_bus_match_signal(bus, NULL, NULL, OBJECT_PATH, IFACE, "GuestRestored", on_restored, NULL) < 0 ||
-            sd_bus_match_signal(bus, NULL, NULL, OBJECT_PATH, IFACE, "DeviceEvent", on_event, NULL) < 0)
+            sd_bus_match_signal(bus, NULL, NULL, OBJECT_PATH, IFACE, "DeviceEvent", on_event, NULL) < 0 ||
+            sd_bus_match_signal(bus, NULL, NULL, OBJECT_PATH, IFACE, "EventsLost", on_lost, NULL) < 0)
                 return 1;
         /* NAME "-": an observer that does not register (GetEvents: every PF). */
         if (strcmp(name, "-") != 0) {
@@ -269,6 +281,10 @@ int main(int argc, char *argv[]) {
                                         return 1;
                                 if (r == 0 && sd_bus_wait(bus, UINT64_MAX) < 0)
                                         return 1;
+                        }
+                        if (strcmp(argv[i + 2], "keep") == 0) {         /* held until exit */
+                                i += 3;
+                                continue;
                         }
                         sleep(secs);
                         close(fd);

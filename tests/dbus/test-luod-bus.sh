@@ -75,6 +75,33 @@ want=$(sed -n '/<interface name="org.luod1.Manager">/,/<\/interface>/p' "$src/pr
 have=$(busctl --address="$addr" introspect --xml-interface org.luod1 /org/luod1 |
 	sed -n '/<interface name="org.luod1.Manager">/,/<\/interface>/p' | members)
 [[ -n $want && $want == "$have" ]] || fail "interface differs from proto: want [$want] have [$have]"
+# ... and member by member, argument types and directions too, parsed by a
+# real XML parser (the file must be well-formed: no "--" inside comments).
+busctl --address="$addr" introspect --xml-interface org.luod1 /org/luod1 >"$tmp/introspect.xml"
+out=$(python3 - "$src/proto/org.luod1.Manager.xml" "$tmp/introspect.xml" <<'PY'
+import sys, xml.dom.minidom as x
+def sig(path):
+    doc = x.parse(path)
+    for i in doc.getElementsByTagName("interface"):
+        if i.getAttribute("name") != "org.luod1.Manager":
+            continue
+        out = {}
+        for kind in ("method", "signal", "property"):
+            for m in i.getElementsByTagName(kind):
+                if kind == "property":
+                    out[(kind, m.getAttribute("name"))] = (m.getAttribute("type"), m.getAttribute("access"))
+                else:
+                    out[(kind, m.getAttribute("name"))] = tuple(
+                        (a.getAttribute("type"), a.getAttribute("direction") or ("out" if kind == "signal" else "in"))
+                        for a in m.getElementsByTagName("arg"))
+        return out
+a, b = sig(sys.argv[1]), sig(sys.argv[2])
+bad = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+for k in bad:
+    print(k, "proto:", a.get(k), "luod:", b.get(k))
+sys.exit(1 if bad else 0)
+PY
+) || fail "proto/ and luod disagree on argument types: $out"
 
 # Setting a read-only property is refused.
 if busctl --address="$addr" set-property org.luod1 /org/luod1 org.luod1.Manager State s busy 2>/dev/null; then
@@ -198,6 +225,20 @@ wait "$hv1" || fail "hv1 failed: $(cat "$tmp/hv1.out")"
 grep -q "Consumer hv1 (:.*) disconnected; dropped" "$tmp/luod.log" || fail "no log line for the dropped consumer"
 "${nobody[@]}" "$hv" --bus-address="$addr" hv-user list >/dev/null 2>&1 ||
 	fail "an unprivileged consumer was refused"
+# A name belongs to the uid that registered it first: nobody may not take
+# hv1 (root's), root may not take hv-user (nobody's); each may reuse its own.
+out=$("${nobody[@]}" "$hv" --bus-address="$addr" hv1 list 2>&1) && fail "nobody took root's consumer name hv1"
+grep -q "Consumer name hv1 belongs to uid 0 (it registered it first); uid 65534 may not take it" <<<"$out" ||
+	fail "name squatting: $out"
+out=$("$hv" --bus-address="$addr" hv-user list 2>&1) && fail "root took nobody's consumer name hv-user"
+grep -q "Consumer name hv-user belongs to uid 65534" <<<"$out" || fail "name squatting (root): $out"
+"${nobody[@]}" "$hv" --bus-address="$addr" hv-user list >/dev/null 2>&1 || fail "nobody cannot reuse its own name"
+# Inhibitors are bounded per consumer (64): the 65th is refused with ENOSPC.
+args=()
+for _ in $(seq 65); do args+=(inhibit block many keep); done
+out=$("$hv" --bus-address="$addr" hv-many "${args[@]}" 2>&1) && fail "65 inhibitors accepted"
+grep -q "Consumer hv-many holds 64 inhibitors, luod .*: at most 64 per consumer and 512 in all" <<<"$out" ||
+	fail "inhibitor cap: $out"
 [[ $(call GetAssignments) == "a(sssu) 0" ]] || fail "GetAssignments: $(call GetAssignments)"
 [[ $(call GetGuests) == "a(sssd) 0" ]] || fail "GetGuests without a live update: $(call GetGuests)"
 [[ $(prop Guests) == "a(sssd) 0" ]] || fail "property Guests without a live update: $(prop Guests)"
@@ -287,6 +328,9 @@ grep -q "Watching pci, vfio and net device events (\(udev\|kernel\) source)" "$t
 out=$(gdbus call --address "$addr" --dest org.luod1 --object-path /org/luod1 --method org.luod1.Manager.GetEvents 0 2>&1) ||
 	fail "gdbus GetEvents: $out"
 [[ $out == "(uint64 0, @a(stsssa{ss}) [])" ]] || fail "gdbus GetEvents: $out"
+# A cursor beyond every seqnum of this boot (one kept from before a kexec).
+out=$(call GetEvents t 18446744073709551615 2>&1) && fail "GetEvents accepted a cursor from the future: $out"
+grep -q "Seqnum 18446744073709551615 is beyond the newest event of this boot" <<<"$out" || fail "future cursor: $out"
 stop_luod
 start_luod --no-events
 out=$(gdbus call --address "$addr" --dest org.luod1 --object-path /org/luod1 --method org.luod1.Manager.GetEvents 0 2>&1) &&
@@ -294,6 +338,20 @@ out=$(gdbus call --address "$addr" --dest org.luod1 --object-path /org/luod1 --m
 grep -q "luod watches no device events" <<<"$out" || fail "GetEvents without a monitor: $out"
 stop_luod
 out=$("$build/luod/luod" --event-buffer=8 2>&1) && fail "luod accepted --event-buffer=8"
-grep -q "Invalid --event-buffer '8' (events, 16..1048576)" <<<"$out" || fail "bad --event-buffer: $out"
+grep -q "Invalid --event-buffer '8' (events, 16..65536)" <<<"$out" || fail "bad --event-buffer: $out"
+
+# The bus goes away: luod exits non-zero (Restart=on-failure), saying why.
+dbus-daemon --config-file="$tmp/bus.conf" --nofork --nopidfile --address="unix:path=$tmp/bus2" &
+bus2=$!
+pids+=("$bus2")
+for _ in $(seq 100); do [[ -S $tmp/bus2 ]] && break; sleep 0.05; done
+"$build/luod/luod" --bus-address="unix:path=$tmp/bus2" --state-dir="$state" --runtime-dir="$tmp/run" 2>"$tmp/luod2.log" &
+luod2=$!
+for _ in $(seq 200); do grep -q "ready on" "$tmp/luod2.log" && break; sleep 0.05; done
+kill "$bus2"
+rc=0
+wait "$luod2" || rc=$?
+[[ $rc -eq 1 ]] || fail "luod exited $rc when its bus went away: $(cat "$tmp/luod2.log")"
+grep -q "Disconnected from the bus; exiting so that luod is restarted" "$tmp/luod2.log" || fail "no log line on disconnect"
 
 echo "ok: luod/luoctl on a private dbus-daemon; busctl and gdbus agree with proto/; errors, privileges, refusals; GetEvents"

@@ -115,9 +115,10 @@ stage1() {
 	# start of the guest whose consumer never let go (hv3's vm-d).
 	luoctl update --kernel /luod-tb/bzImage --initrd /tmp/initrd2 \
 		--append "luod_tb.stage=2" --yes 2>&1 | while IFS= read -r l; do
-		echo "$l" >/dev/console
+		echo "$l" >>/tmp/update.out
 		case $l in *"] persist"*) tb_say "HOSTMARK luod-persist" ;; esac
 	done
+	cat /tmp/update.out >/dev/console
 	tb_show_luod_log
 	tb_abort "luoctl update returned without a kexec"
 }
@@ -342,6 +343,8 @@ stage2() {
 		tb_check "a buffer of $UPDATE_EVENT_BUFFER: GetEvents(0) keeps the last 16 and says how many were lost" \
 			sh -c 'grep -Eq "^lost [1-9]" /tmp/fetch0 && [ $(grep -c "^fetched " /tmp/fetch0) -eq 16 ]'
 		tb_check "... and from the oldest kept seqnum on, nothing is lost" grep -qx 'lost 0' /tmp/fetch1
+		tb_check "hv1, registering after the drops, was told (EventsLost) before its events" \
+			sh -c 'grep -Eq "^eventslost [1-9]" /tmp/guests.out || { cat /tmp/guests.out; grep -i "consumer\|event" /tmp/luod.log; false; }'
 		tb_check "report: the events dropped from the buffer are counted" \
 			sh -c 'luoctl report --json | tr -d " \n" | grep -Eq "\"dropped\":[1-9]"'
 	fi

@@ -2,6 +2,7 @@
 # kernel/build.sh — build the test bed's guest bzImage.
 #
 #   kernel/build.sh [base|patched] ...
+#   kernel/build.sh --prepare-only patched     (the patched tree, no build)
 #
 # base:    Debian's linux-source-7.3 (kernel/SOURCE) as shipped.
 # patched: the same tree with kernel/series applied in order with `git am`
@@ -96,6 +97,13 @@ build_variant() {
 	echo "$out/arch/x86/boot/bzImage"
 }
 
+# --prepare-only patched: only the patched work tree (series applied), its
+# path on stdout (kernel/kunit.sh builds UML from it).
+if [[ ${1:-} == --prepare-only ]]; then
+	[[ ${2:-patched} == patched ]] || { log "--prepare-only takes patched"; exit 2; }
+	prepare_patched
+	exit 0
+fi
 (($#)) || set -- patched
 for v in "$@"; do
 	build_variant "$v"

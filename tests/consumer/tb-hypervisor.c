@@ -132,8 +132,10 @@ static int pump(sd_bus *bus, uint64_t usec) {
 
         for (uint64_t now; (now = mono_us()) < end;) {
                 r = sd_bus_process(bus, NULL);
-                if (r < 0)
+                if (r < 0) {
+                        fprintf(stderr, "tb-hypervisor: processing the bus: %s\n", strerror(-r));
                         return r;
+                }
                 if (r == 0)
                         (void) sd_bus_wait(bus, end - now);
         }

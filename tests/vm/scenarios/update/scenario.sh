@@ -276,7 +276,10 @@ stage2() {
 	# luod gives each guest's downtime from the blackout start (TSC).
 	# With a small event buffer, hv1's first registration comes after the
 	# drops: it must be told (EventsLost), then sent what is left.
-	[ -n "${UPDATE_EVENT_BUFFER:-}" ] && tb-hypervisor hv1 restored events 3 >/tmp/hv1-ev.out 2>&1
+	if [ -n "${UPDATE_EVENT_BUFFER:-}" ]; then
+		tb-hypervisor hv1 restored events 3 >/tmp/hv1-ev.out 2>&1
+		echo "exit status $?" >>/tmp/hv1-ev.out
+	fi
 	tb-hypervisor hv1 restored guests running vm-a guests >/tmp/guests.out 2>&1
 	dbus-send --system --print-reply --dest=org.luod1 /org/luod1 org.freedesktop.DBus.Properties.Get \
 		string:org.luod1.Manager string:Guests >/tmp/guests-prop 2>&1

@@ -29,13 +29,6 @@ extern uint64_t luod_start_tsc, luod_start_boottime_us;
 #define INHIBITORS_PER_CONSUMER_MAX 64
 #define INHIBITORS_MAX 512
 
-static uint64_t realtime_now_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
-}
-
 static bool name_ok(const char *s, size_t max) {
         size_t n = strlen(s);
 
@@ -617,7 +610,7 @@ int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *erro
          * before it; without it the wall clock, which the new kernel set
          * again from the RTC: approximate. */
         bool approximate = !m->tsc_khz || !start || now < start;
-        uint64_t now_rt = realtime_now_ns();
+        uint64_t now_rt = realtime_ns();
         if (approximate && (!start_rt || now_rt < start_rt))
                 return sd_bus_error_set_errnof(error, ENODATA, "Neither the TSC nor the wall clock spans the kexec: "
                                                "guest %s's downtime unknown", guest);
@@ -733,7 +726,7 @@ int inhibitors_prepare(Manager *m, LuodState *s) {
 
         if (!done)
                 return -ENOMEM;
-        (void) luod_state_add_timestamp(s, "prepare-start", tsc_read(), realtime_now_ns());
+        (void) luod_state_add_timestamp(s, "prepare-start", tsc_read(), realtime_ns());
         r = sd_bus_emit_signal(m->bus, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "PrepareForUpdate", "st",
                                s->update_id, m->max_delay_usec);
         if (r < 0)
@@ -749,7 +742,7 @@ int inhibitors_prepare(Manager *m, LuodState *s) {
                         if (inhibitor_released(&m->inhibitors[i])) {
                                 done[i] = true;
                                 snprintf(name, sizeof(name), "delay-released:%s", m->inhibitors[i].consumer);
-                                (void) luod_state_add_timestamp(s, name, tsc_read(), realtime_now_ns());
+                                (void) luod_state_add_timestamp(s, name, tsc_read(), realtime_ns());
                                 log_info("Delay inhibitor of %s (%s) released after %.1f ms",
                                          m->inhibitors[i].consumer, m->inhibitors[i].why,
                                          (double) (mono_usec() - start) / 1000.0);
@@ -763,7 +756,7 @@ int inhibitors_prepare(Manager *m, LuodState *s) {
                                 if (done[i] || m->inhibitors[i].block)
                                         continue;
                                 snprintf(name, sizeof(name), "delay-timeout:%s", m->inhibitors[i].consumer);
-                                (void) luod_state_add_timestamp(s, name, tsc_read(), realtime_now_ns());
+                                (void) luod_state_add_timestamp(s, name, tsc_read(), realtime_ns());
                                 log_warning("Delay inhibitor of %s (%s) still held after the maximum %.1f s; going on",
                                             m->inhibitors[i].consumer, m->inhibitors[i].why,
                                             (double) m->max_delay_usec / 1e6);

@@ -437,7 +437,7 @@ static int pf_of_event(Events *e, struct udev_device *d) {
         return -1;
 }
 
-static int read_event(Events *e, struct udev_device *d, DevEvent *ret) {
+static int read_event(struct udev_device *d, DevEvent *ret) {
         struct udev_list_entry *l;
         size_t n = 0, i = 0;
 
@@ -464,7 +464,6 @@ static int read_event(Events *e, struct udev_device *d, DevEvent *ret) {
                 }
                 i += 2;
         }
-        (void) e;
         return 0;
 }
 
@@ -482,7 +481,7 @@ static int take(Events *e, struct udev_device *d, uint64_t received_us) {
                 udev_device_unref(d);
                 return 0;
         }
-        r = read_event(e, d, &ev);
+        r = read_event(d, &ev);
         udev_device_unref(d);
         if (r < 0)
                 return log_error_errno(r, "Device events: %m");

@@ -55,13 +55,6 @@ static inline void json_object_putp(json_object **o) {
         json_object_put(*o);
 }
 
-static uint64_t realtime_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
-}
-
 static int stamp(LuodState *s, const char *name) {
         return luod_state_add_timestamp(s, name, tsc_read(), realtime_ns());
 }

@@ -728,8 +728,8 @@ static int pf_scan_settings(struct nl_sock **sk, PfRecord *pf) {
         return 0;
 }
 
-static int pf_scan(struct udev *udev, const char *syspath, struct nl_sock **sk, PfRecord *pf) {
-        _cleanup_(udev_device_unrefp) struct udev_device *d = NULL;
+/* The PF's vendor, device and subsystem IDs from sysfs. */
+static int pf_read_ids(const char *what, const char *dir, PfRecord *pf) {
         const struct {
                 const char *name;
                 uint16_t *field;
@@ -739,6 +739,20 @@ static int pf_scan(struct udev *udev, const char *syspath, struct nl_sock **sk, 
                 { "subsystem_vendor", &pf->subsystem_vendor },
                 { "subsystem_device", &pf->subsystem_device },
         };
+        uint32_t v;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
+                r = read_u32(what, dir, ids[i].name, UINT16_MAX, &v);
+                if (r < 0)
+                        return r;
+                *ids[i].field = (uint16_t) v;
+        }
+        return 0;
+}
+
+static int pf_scan(struct udev *udev, const char *syspath, struct nl_sock **sk, PfRecord *pf) {
+        _cleanup_(udev_device_unrefp) struct udev_device *d = NULL;
         char what[WHAT_MAX];
         const char *dir;
         uint32_t v;
@@ -752,12 +766,9 @@ static int pf_scan(struct udev *udev, const char *syspath, struct nl_sock **sk, 
                 return log_error_errno(-EBADMSG, "PCI device %s: name is not a BDF: %m", dir);
         snprintf(what, sizeof(what), "PF %s", udev_device_get_sysname(d));
 
-        for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
-                r = read_u32(what, dir, ids[i].name, UINT16_MAX, &v);
-                if (r < 0)
-                        return r;
-                *ids[i].field = (uint16_t) v;
-        }
+        r = pf_read_ids(what, dir, pf);
+        if (r < 0)
+                return r;
         r = pf_scan_identity(what, d, pf);
         if (r < 0)
                 return r;
@@ -797,16 +808,6 @@ int sriov_pf_identity(const PciBdf *bdf, char **ret) {
         _cleanup_(udev_device_unrefp) struct udev_device *d = NULL;
         char dir[PCI_DIR_MAX], b[PCI_BDF_STRING_MAX], what[WHAT_MAX];
         PfRecord pf = {};
-        const struct {
-                const char *name;
-                uint16_t *field;
-        } ids[] = {
-                { "vendor", &pf.vendor },
-                { "device", &pf.device },
-                { "subsystem_vendor", &pf.subsystem_vendor },
-                { "subsystem_device", &pf.subsystem_device },
-        };
-        uint32_t v;
         int r;
 
         snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%s", pci_bdf_format(bdf, b));
@@ -817,12 +818,9 @@ int sriov_pf_identity(const PciBdf *bdf, char **ret) {
         d = udev_device_new_from_syspath(udev, dir);
         if (!d)
                 return log_error_errno(-errno, "Failed to open PCI device %s: %m", dir);
-        for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
-                r = read_u32(what, dir, ids[i].name, UINT16_MAX, &v);
-                if (r < 0)
-                        return r;
-                *ids[i].field = (uint16_t) v;
-        }
+        r = pf_read_ids(what, dir, &pf);
+        if (r < 0)
+                return r;
         r = pf_scan_identity(what, d, &pf);
         if (r < 0)
                 return r;

@@ -36,3 +36,10 @@ uint64_t tsc_calibrate_khz(uint64_t sample_usec) {
         /* ticks per ns * 1e6 = kHz */
         return (uint64_t) ((double) (c1 - c0) * 1e6 / (double) (t1 - t0));
 }
+
+uint64_t realtime_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
+}

@@ -14,3 +14,7 @@ uint64_t tsc_read(void);
  * microseconds (20000 gives ~0.1 %).  Returns the rate in kHz, 0 when there
  * is no TSC. */
 uint64_t tsc_calibrate_khz(uint64_t sample_usec);
+
+/* CLOCK_REALTIME in ns since the epoch (the wall clock stored next to each
+ * TSC timestamp; the fallback when no TSC spans the kexec). */
+uint64_t realtime_ns(void);

@@ -55,6 +55,7 @@ typedef struct Sent {           /* per consumer name: what it was sent */
         char *consumer;
         uint64_t upto;          /* highest DevEvent.order sent */
         uint64_t replayed_us;   /* last held event sent */
+        uint64_t lost_told;     /* the EventsLost count it was last sent */
         bool stalled;           /* a send failed: nothing more until it registers again */
 } Sent;
 
@@ -809,19 +810,25 @@ int events_consumer_registered(Manager *m, const char *consumer, const char *sen
         uint64_t lost = 0;
         if (e->ring_n > 0 && s->upto < e->ring[e->ring_start].order)
                 lost = lost_after(m, consumer, 0);
-        if (lost > 0) {
+        /* Once per gap: what was dropped since it was last told, not the
+         * same count again on each registration while its watermark stays
+         * put (nothing of its PFs left to send). */
+        if (lost > s->lost_told) {
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+                uint64_t count = lost - s->lost_told;
                 int r = sd_bus_message_new_signal(m->bus, &msg, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "EventsLost");
                 if (r >= 0)
                         r = sd_bus_message_set_destination(msg, sender);
                 if (r >= 0)
-                        r = sd_bus_message_append(msg, "t", lost);
+                        r = sd_bus_message_append(msg, "t", count);
                 if (r >= 0)
                         r = sd_bus_send(m->bus, msg, NULL);
                 if (r < 0)
                         log_warning_errno(r, "EventsLost to consumer %s (%s): %m", consumer, sender);
+                else
+                        s->lost_told = lost;
                 log_warning("Consumer %s: %" PRIu64 " events of its PFs were dropped from the buffer before it "
-                            "registered (--event-buffer=%zu)", consumer, lost, e->ring_max);
+                            "registered (--event-buffer=%zu)", consumer, count, e->ring_max);
         }
         for (size_t i = 0; i < e->ring_n; i++) {
                 const DevEvent *ev = &e->ring[(e->ring_start + i) % e->ring_max];
@@ -857,6 +864,12 @@ json_object *events_report(Manager *m) {
         json_object_object_add(o, "held", json_object_new_int64((int64_t) e->held));
         json_object_object_add(o, "unattributed", json_object_new_int64((int64_t) e->unattributed));
         json_object_object_add(o, "dropped", json_object_new_int64((int64_t) e->dropped));
+        json_object *by_pf = json_object_new_object();
+        for (size_t i = 0; by_pf && i < e->n_pfs; i++)
+                if (e->pfs[i].dropped > 0)
+                        json_object_object_add(by_pf, e->pfs[i].identity,
+                                               json_object_new_int64((int64_t) e->pfs[i].dropped));
+        json_object_object_add(o, "dropped_by_pf", by_pf);
         json_object_object_add(o, "late", json_object_new_int64((int64_t) e->late));
         json_object_object_add(o, "overrun", json_object_new_boolean(e->overrun));
         json_object_object_add(o, "replayed_uevents", json_object_new_int64((int64_t) e->replayed_uevents));

@@ -607,14 +607,14 @@ int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                         from = m->restored.timestamps[i].name;
                 }
         /* The TSC, continuous across the kexec, with the rate recorded
-         * before it; without it the wall clock, which the new kernel set
-         * again from the RTC: approximate. */
-        bool approximate = !m->tsc_khz || !start || now < start;
-        uint64_t now_rt = realtime_ns();
-        if (approximate && (!start_rt || now_rt < start_rt))
+         * before it; without it (or when it disagrees with the wall clock)
+         * the wall clock, which the new kernel set again from the RTC:
+         * approximate. */
+        double ms;
+        bool approximate;
+        if (span_ms(start, now, m->tsc_khz, start_rt, realtime_ns(), &ms, &approximate) < 0)
                 return sd_bus_error_set_errnof(error, ENODATA, "Neither the TSC nor the wall clock spans the kexec: "
                                                "guest %s's downtime unknown", guest);
-        double ms = approximate ? (double) (now_rt - start_rt) / 1e6 : (double) (now - start) / (double) m->tsc_khz;
         char buf[32];
 
         snprintf(buf, sizeof(buf), "%.1f", ms);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
 #include <time.h>
 
 #include "tsc.h"
@@ -42,4 +43,26 @@ uint64_t realtime_ns(void) {
 
         clock_gettime(CLOCK_REALTIME, &ts);
         return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
+}
+
+int span_ms(uint64_t start_tsc, uint64_t now_tsc, uint64_t khz, uint64_t start_rt_ns, uint64_t now_rt_ns,
+            double *ret_ms, bool *ret_approximate) {
+        bool rt_ok = start_rt_ns && now_rt_ns >= start_rt_ns;
+        double rt_ms = rt_ok ? (double) (now_rt_ns - start_rt_ns) / 1e6 : 0;
+
+        if (khz && start_tsc && now_tsc >= start_tsc) {
+                double ms = (double) (now_tsc - start_tsc) / (double) khz;
+                double diff = ms > rt_ms ? ms - rt_ms : rt_ms - ms;
+
+                if (!rt_ok || diff <= 2000.0 || diff <= 0.1 * rt_ms) {
+                        *ret_ms = ms;
+                        *ret_approximate = false;
+                        return 0;
+                }
+        }
+        if (!rt_ok)
+                return -ENODATA;
+        *ret_ms = rt_ms;
+        *ret_approximate = true;
+        return 0;
 }

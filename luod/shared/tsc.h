@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Reads the x86 time-stamp counter (RDTSC).  Unlike CLOCK_MONOTONIC and
@@ -18,3 +19,14 @@ uint64_t tsc_calibrate_khz(uint64_t sample_usec);
 /* CLOCK_REALTIME in ns since the epoch (the wall clock stored next to each
  * TSC timestamp; the fallback when no TSC spans the kexec). */
 uint64_t realtime_ns(void);
+
+/* A span across the kexec (a guest's downtime), in ms, from two TSC
+ * readings (start_tsc, now_tsc; rate khz, recorded before the kexec) and the
+ * wall clock read with each (start_rt_ns, now_rt_ns).  The TSC is used when
+ * it is there (khz and start_tsc non-zero), did not go back (a TSC reset by
+ * the platform) and agrees with the wall clock within the wall clock's own
+ * error (the RTC the new kernel set it from has 1 s steps): max(2 s, 10 %).
+ * Otherwise the wall clock, and *ret_approximate is true.
+ * Returns 0, or -ENODATA when neither clock spans the two readings. */
+int span_ms(uint64_t start_tsc, uint64_t now_tsc, uint64_t khz, uint64_t start_rt_ns, uint64_t now_rt_ns,
+            double *ret_ms, bool *ret_approximate);

@@ -167,6 +167,27 @@ check_events() {
 			sh -c "[ \$(grep '^event .* add pci .* synth=' $f | wc -l) -ge 8 ] &&
 				[ \$(grep '^event .* add pci .* synth=' $f | sed 's/.*synth=//' | sort -u | wc -l) -eq 1 ]"
 	done
+	# A live event after the restore: a "change" written to a VF of each
+	# PF (a synthetic uevent: SYNTH_UUID=0); hv2 (connected, registered again) gets its PF's one, not held,
+	# after everything it had; the other PF's goes only to the buffer.
+	pf0=$(echo $nvmes | cut -d' ' -f1) pf1=$(echo $nvmes | cut -d' ' -f2)
+	vf0=$(tb_vfs "$pf0" | sed -n 2p) vf1=$(tb_vfs "$pf1" | sed -n 2p)
+	last=$(grep '^fetched ' /tmp/all-ev.out | tail -n 1 | awk '{ print $3 }')
+	tb-hypervisor hv2 events 4 >/tmp/hv2-live.out 2>&1 &
+	p2=$!
+	sleep 1
+	echo change >"/sys/bus/pci/devices/$vf1/uevent"
+	echo change >"/sys/bus/pci/devices/$vf0/uevent"
+	wait $p2
+	tb-hypervisor - fetch "$last" >/tmp/live-ev.out 2>&1
+	tb_info </tmp/hv2-live.out
+	tb_check "live: the observer sees both changes after seqnum $last" \
+		sh -c "grep -q '^fetched $id0 [0-9]* change pci .*/$vf0 synth=0\$' /tmp/live-ev.out &&
+			grep -q '^fetched $id1 [0-9]* change pci .*/$vf1 synth=0\$' /tmp/live-ev.out"
+	tb_check "live: hv2 gets exactly its PF's change ($vf0), not held, none of before again" \
+		sh -c "[ \$(grep -c '^event ' /tmp/hv2-live.out) -eq 1 ] &&
+			grep -q '^event $id0 [0-9]* change pci .*/$vf0 held=0 ' /tmp/hv2-live.out &&
+			[ \$(grep '^event ' /tmp/hv2-live.out | awk '{ print \$3 }') -gt $last ]"
 }
 
 # Per-guest phases in the report and the journal's structured entries.

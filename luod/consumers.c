@@ -26,7 +26,7 @@ extern uint64_t luod_start_tsc, luod_start_boottime_us;
 
 #define CONSUMER_NAME_MAX 64
 #define GUEST_NAME_MAX 256
-#define INHIBITORS_PER_CONSUMER_MAX 64
+#define INHIBITORS_PER_UID_MAX 64
 #define INHIBITORS_MAX 512
 
 static bool name_ok(const char *s, size_t max) {
@@ -42,15 +42,21 @@ static bool name_ok(const char *s, size_t max) {
 }
 
 /* Guest names go into logs and journal messages: no control characters. */
-static bool guest_name_ok(const char *s) {
+/* 1..max bytes without C0 controls or DEL (names and reasons end up in
+ * logs, the journal and terminals). */
+static bool text_ok(const char *s, size_t max) {
         size_t n = strlen(s);
 
-        if (n == 0 || n > GUEST_NAME_MAX)
+        if (n == 0 || n > max)
                 return false;
         for (const unsigned char *p = (const unsigned char *) s; *p; p++)
                 if (*p < 0x20 || *p == 0x7f)
                         return false;
         return true;
+}
+
+static bool guest_name_ok(const char *s) {
+        return text_ok(s, GUEST_NAME_MAX);
 }
 
 static void json_putp(json_object **o) {
@@ -143,6 +149,12 @@ int consumers_load(Manager *m) {
                                               json_object_get_string(p), (uint32_t) json_object_get_uint64(x));
                 if (r < 0)
                         return log_error_errno(r, "%s: entry %zu refused: %m; kept, ignored", path, i);
+                /* Optional: the uid that owns the consumer name. */
+                json_object *u;
+                if (json_object_object_get_ex(e, "consumer_uid", &u) && json_object_is_type(u, json_type_int) &&
+                    json_object_get_int64(u) >= 0 && json_object_get_int64(u) < (int64_t) VF_ASSIGNMENT_NO_UID)
+                        m->held.assignments[m->held.n_assignments - 1].consumer_uid =
+                                (uint32_t) json_object_get_int64(u);
         }
         log_info("Loaded %zu VF assignments from %s", m->held.n_assignments, path);
         return 0;
@@ -167,6 +179,8 @@ int consumers_save(Manager *m) {
                 json_object_object_add(e, "guest", json_object_new_string(a->guest));
                 json_object_object_add(e, "pf_identity", json_object_new_string(a->pf_identity));
                 json_object_object_add(e, "vf_index", json_object_new_uint64(a->vf_index));
+                if (a->consumer_uid != VF_ASSIGNMENT_NO_UID)
+                        json_object_object_add(e, "consumer_uid", json_object_new_uint64(a->consumer_uid));
                 json_object_array_add(o, e);
         }
         r = assignments_path(m, path, sizeof(path));
@@ -196,6 +210,7 @@ int consumers_copy_assignments(const Manager *m, LuodState *s) {
 
                 if (r < 0)
                         return r;
+                s->assignments[s->n_assignments - 1].consumer_uid = a->consumer_uid;
         }
         return 0;
 }
@@ -211,6 +226,7 @@ int consumers_adopt_assignments(Manager *m, const LuodState *s) {
                         luod_state_free(&held);
                         return r;
                 }
+                held.assignments[held.n_assignments - 1].consumer_uid = a->consumer_uid;
         }
         luod_state_free(&m->held);
         m->held = held;
@@ -223,19 +239,34 @@ int consumers_adopt_assignments(Manager *m, const LuodState *s) {
         return consumers_save(m);
 }
 
-/* 0 when uid may use name (binding it on first use), else -(owner + 1). */
-static int consumer_owner_check(Manager *m, const char *name, uid_t uid) {
+/* True when uid may use name, binding it on first use; else false and
+ * *ret_owner says who owns it.  The owner is the uid that registered the
+ * name first since luod started or, before that, the one recorded with the
+ * name's VF assignments (assignments.json, the preserved state): a luod
+ * restart or a kexec does not free a name for whoever comes first. */
+static bool consumer_owner_check(Manager *m, const char *name, uid_t uid, uid_t *ret_owner) {
         for (size_t i = 0; i < m->n_owners; i++)
-                if (strcmp(m->owners[i].name, name) == 0)
-                        return m->owners[i].uid == uid ? 0 : -(int) m->owners[i].uid - 1;
+                if (strcmp(m->owners[i].name, name) == 0) {
+                        *ret_owner = m->owners[i].uid;
+                        return m->owners[i].uid == uid;
+                }
+        for (size_t i = 0; i < m->held.n_assignments; i++) {
+                const VfAssignment *a = &m->held.assignments[i];
+
+                if (a->consumer_uid != VF_ASSIGNMENT_NO_UID && strcmp(a->consumer, name) == 0 &&
+                    a->consumer_uid != (uint32_t) uid) {
+                        *ret_owner = (uid_t) a->consumer_uid;
+                        return false;
+                }
+        }
         ConsumerOwner *n = reallocarray(m->owners, m->n_owners + 1, sizeof(ConsumerOwner));
         if (!n)
-                return 0;       /* no memory to remember: allowed this once */
+                return true;    /* no memory to remember: allowed this once */
         m->owners = n;
         m->owners[m->n_owners] = (ConsumerOwner) { .name = strdup(name), .uid = uid };
         if (m->owners[m->n_owners].name)
                 m->n_owners++;
-        return 0;
+        return true;
 }
 
 int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -249,7 +280,8 @@ int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *
                 return r;
         if (!name_ok(name, CONSUMER_NAME_MAX))
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                         "Consumer name '%s' must be 1..%d of [A-Za-z0-9._-]", name, CONSUMER_NAME_MAX);
+                                         "Consumer name '%.80s%s' must be 1..%d of [A-Za-z0-9._-]", name,
+                                         strlen(name) > 80 ? "..." : "", CONSUMER_NAME_MAX);
         if (!sender)
                 return sd_bus_error_set_errnof(error, EINVAL, "A consumer must call over a bus (no sender)");
         c = consumer_by_sender(m, sender);
@@ -270,16 +302,17 @@ int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *
                 r = sd_bus_creds_get_uid(creds, &uid);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Cannot learn the uid of %s: %m", sender);
-        r = consumer_owner_check(m, name, uid);
-        if (r < 0)
+        uid_t owner;
+        if (!consumer_owner_check(m, name, uid, &owner))
                 return sd_bus_error_set_errnof(error, EPERM, "Consumer name %s belongs to uid %u (it registered it "
-                                               "first); uid %u may not take it", name, (unsigned) -r - 1,
-                                               (unsigned) uid);
+                                               "first, or its VF assignments were made by it); uid %u may not take it",
+                                               name, (unsigned) owner, (unsigned) uid);
 
         c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
         c->manager = m;
+        c->uid = uid;
         c->name = strdup(name);
         c->sender = strdup(sender);
         r = c->name && c->sender ? sd_bus_track_new(m->bus, &c->track, on_consumer_gone, c) : -ENOMEM;
@@ -309,9 +342,20 @@ int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *
                             !json_object_object_get_ex(e, "guest", &g) || !json_object_object_get_ex(e, "result", &res))
                                 continue;
                         err = json_object_object_get(e, "error");
-                        (void) sd_bus_emit_signal(m->bus, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "GuestRestored", "sssb",
-                                                  name, json_object_get_string(g), err ? json_object_get_string(err) : "",
-                                                  strcmp(json_object_get_string(res), "failed") != 0);
+                        /* Unicast: only the consumer learns about its guests. */
+                        _cleanup_(sd_bus_message_unrefp) sd_bus_message *sig = NULL;
+                        r = sd_bus_message_new_signal(m->bus, &sig, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE,
+                                                      "GuestRestored");
+                        if (r >= 0)
+                                r = sd_bus_message_set_destination(sig, sender);
+                        if (r >= 0)
+                                r = sd_bus_message_append(sig, "sssb", name, json_object_get_string(g),
+                                                          err ? json_object_get_string(err) : "",
+                                                          strcmp(json_object_get_string(res), "failed") != 0);
+                        if (r >= 0)
+                                r = sd_bus_send(m->bus, sig, NULL);
+                        if (r < 0)
+                                log_warning_errno(r, "GuestRestored to consumer %s (%s): %m", name, sender);
                 }
         /* Then the device events of its PFs it was not sent yet, in order. */
         (void) events_consumer_registered(m, name, sender);
@@ -368,6 +412,7 @@ int method_assign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         r = luod_state_add_assignment(&m->held, c->name, guest, identity, index);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Assigning VF %u of PF %s to %s: %m", index, identity, guest);
+        m->held.assignments[m->held.n_assignments - 1].consumer_uid = (uint32_t) c->uid;
         r = consumers_save(m);
         if (r < 0) {
                 (void) luod_state_remove_assignment(&m->held, guest, identity, index);
@@ -688,10 +733,19 @@ static uint64_t mono_usec(void) {
         return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
 }
 
+/* Released when every copy of the write end is closed (POLLHUP); bytes a
+ * holder writes into it are read and ignored. */
 static bool inhibitor_released(const Inhibitor *in) {
         struct pollfd p = { .fd = in->fd, .events = POLLIN };
+        char buf[256];
 
-        return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLIN | POLLERR));
+        if (poll(&p, 1, 0) <= 0)
+                return false;
+        if (p.revents & (POLLHUP | POLLERR))
+                return true;
+        while (read(in->fd, buf, sizeof(buf)) > 0)
+                ;
+        return false;
 }
 
 static void inhibitor_drop(Manager *m, size_t i) {
@@ -786,18 +840,20 @@ int method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         if (strcmp(mode, "delay") != 0 && strcmp(mode, "block") != 0)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Inhibitor mode must be delay or block, got '%s'",
                                          mode);
-        if (strlen(why) > 1024)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Reason over 1024 bytes");
+        if (!text_ok(why, 1024))
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "Inhibitor reason must be 1..1024 bytes, no control characters");
         /* Drop released ones first, so repeated Inhibit calls do not pile up fds. */
         _cleanup_free_ char *ignored = NULL;
         (void) inhibitors_check_block(m, &ignored);
+        /* Per uid, not per name: names cost nothing to register. */
         size_t mine = 0;
         for (size_t i = 0; i < m->n_inhibitors; i++)
-                mine += strcmp(m->inhibitors[i].consumer, c->name) == 0;
-        if (mine >= INHIBITORS_PER_CONSUMER_MAX || m->n_inhibitors >= INHIBITORS_MAX)
-                return sd_bus_error_set_errnof(error, ENOSPC, "Consumer %s holds %zu inhibitors, luod %zu: at most %d "
-                                               "per consumer and %d in all", c->name, mine, m->n_inhibitors,
-                                               INHIBITORS_PER_CONSUMER_MAX, INHIBITORS_MAX);
+                mine += m->inhibitors[i].uid == c->uid;
+        if (mine >= INHIBITORS_PER_UID_MAX || m->n_inhibitors >= INHIBITORS_MAX)
+                return sd_bus_error_set_errnof(error, ENOSPC, "Consumer %s: uid %u holds %zu inhibitors of at most %d, "
+                                               "all consumers %zu of at most %d", c->name, (unsigned) c->uid, mine,
+                                               INHIBITORS_PER_UID_MAX, m->n_inhibitors, INHIBITORS_MAX);
         if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
                 return sd_bus_error_set_errnof(error, errno, "pipe2: %m");
         n = reallocarray(m->inhibitors, m->n_inhibitors + 1, sizeof(Inhibitor));
@@ -808,7 +864,8 @@ int method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         }
         m->inhibitors = n;
         n[m->n_inhibitors] = (Inhibitor) {
-                .consumer = strdup(c->name), .block = strcmp(mode, "block") == 0, .why = strdup(why), .fd = p[0],
+                .consumer = strdup(c->name), .block = strcmp(mode, "block") == 0, .why = strdup(why),
+                .uid = c->uid, .fd = p[0],
         };
         if (!n[m->n_inhibitors].consumer || !n[m->n_inhibitors].why) {
                 m->n_inhibitors++;

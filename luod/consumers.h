@@ -20,7 +20,8 @@ typedef struct Inhibitor {
         char *consumer;
         bool block;             /* block: Update refused; else delay */
         char *why;
-        int fd;                 /* read end of the pipe; EOF/POLLHUP: released */
+        uid_t uid;              /* its consumer's uid (the cap is per uid) */
+        int fd;                 /* read end of the pipe; POLLHUP: released */
 } Inhibitor;
 
 /* A consumer name and the uid that registered it first (this luod run). */
@@ -32,6 +33,7 @@ typedef struct ConsumerOwner {
 typedef struct Consumer {
         char *name;             /* [A-Za-z0-9._-]{1,64} */
         char *sender;           /* unique bus name, e.g. ":1.42" */
+        uid_t uid;              /* the caller's (effective) uid, the name's owner */
         sd_bus_track *track;    /* drops the consumer when its connection goes */
         Manager *manager;
 } Consumer;

@@ -876,6 +876,19 @@ json_object *events_report(Manager *m) {
         return o;
 }
 
+/* /sys/kernel/uevent_seqnum: the last seqnum this kernel gave (0 if
+ * unreadable). */
+static uint64_t kernel_uevent_seqnum(void) {
+        _cleanup_close_ int fd = open("/sys/kernel/uevent_seqnum", O_RDONLY | O_CLOEXEC);
+        char buf[32];
+        ssize_t n;
+
+        if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+                return 0;
+        buf[n] = 0;
+        return strtoull(buf, NULL, 10);
+}
+
 int method_get_events(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
         Events *e = m->events;
@@ -892,10 +905,11 @@ int method_get_events(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
                 return sd_bus_error_set_errnof(error, ENODEV, "luod watches no device events (see its log)");
         /* Seqnums start again at each boot: a cursor beyond anything this
          * kernel numbered comes from before the kexec. */
-        if (after > e->max_seqnum)
+        uint64_t newest = MAX(e->max_seqnum, kernel_uevent_seqnum());
+        if (after > newest)
                 return sd_bus_error_set_errnof(error, ERANGE, "Seqnum %" PRIu64 " is beyond the newest event of this "
-                                               "boot (%" PRIu64 "): a cursor from before the kexec? Start from 0",
-                                               after, e->max_seqnum);
+                                               "boot (%" PRIu64 ", /sys/kernel/uevent_seqnum): a cursor from before "
+                                               "the kexec? Start from 0", after, newest);
         for (size_t i = 0; sender && i < m->n_consumers; i++)
                 if (strcmp(m->consumers[i]->sender, sender) == 0)
                         consumer = m->consumers[i]->name;

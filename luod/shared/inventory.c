@@ -74,6 +74,7 @@ int luod_state_add_assignment(LuodState *s, const char *consumer, const char *gu
         a.guest = strdup(guest);
         a.pf_identity = strdup(pf_identity);
         a.vf_index = vf_index;
+        a.consumer_uid = VF_ASSIGNMENT_NO_UID;
         n = a.consumer && a.guest && a.pf_identity ?
                 reallocarray(s->assignments, s->n_assignments + 1, sizeof(VfAssignment)) : NULL;
         if (!n) {

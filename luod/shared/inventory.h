@@ -73,7 +73,10 @@ typedef struct VfAssignment {
         char *guest;
         char *pf_identity;      /* PfRecord.identity */
         uint32_t vf_index;      /* 0..65535 */
+        uint32_t consumer_uid;  /* the uid owning the consumer name; VF_ASSIGNMENT_NO_UID: unknown */
 } VfAssignment;
+
+#define VF_ASSIGNMENT_NO_UID UINT32_MAX
 
 typedef struct LuodState {
         char update_id[LUOD_UUID_STRING_MAX];   /* UUID of this update */

@@ -233,11 +233,18 @@ static int state_verify(const LuodState *s, char **error) {
                         return fail(-EBADMSG, error, where, NULL, "consumer, guest and pf_identity must be non-empty");
                 if (a->vf_index > 65535)
                         return fail(-EBADMSG, error, where, "vf_index", "above 65535");
-                for (size_t j = 0; j < i; j++)
-                        if (s->assignments[j].vf_index == a->vf_index &&
-                            strcmp(s->assignments[j].pf_identity, a->pf_identity) == 0)
+                for (size_t j = 0; j < i; j++) {
+                        const VfAssignment *b = &s->assignments[j];
+
+                        if (b->vf_index == a->vf_index && strcmp(b->pf_identity, a->pf_identity) == 0)
                                 return fail(-EBADMSG, error, where, NULL, "VF %u of %s is assigned twice",
                                             a->vf_index, a->pf_identity);
+                        if (a->consumer_uid != VF_ASSIGNMENT_NO_UID && b->consumer_uid != VF_ASSIGNMENT_NO_UID &&
+                            a->consumer_uid != b->consumer_uid && strcmp(a->consumer, b->consumer) == 0)
+                                return fail(-EBADMSG, error, where, "consumer_uid",
+                                            "consumer %s is owned by uid %u and by uid %u", a->consumer,
+                                            b->consumer_uid, a->consumer_uid);
+                }
         }
         return 0;
 }
@@ -412,7 +419,9 @@ static int state_to_json(const LuodState *s, json_object *o) {
                     add(e, "consumer", json_object_new_string(a->consumer)) < 0 ||
                     add(e, "guest", json_object_new_string(a->guest)) < 0 ||
                     add(e, "pf_identity", json_object_new_string(a->pf_identity)) < 0 ||
-                    add(e, "vf_index", json_object_new_uint64(a->vf_index)) < 0)
+                    add(e, "vf_index", json_object_new_uint64(a->vf_index)) < 0 ||
+                    (a->consumer_uid != VF_ASSIGNMENT_NO_UID &&
+                     add(e, "consumer_uid", json_object_new_uint64(a->consumer_uid)) < 0))
                         return -ENOMEM;
         }
         return 0;
@@ -881,6 +890,14 @@ static int state_from_json(json_object *o, LuodState *s, char **error) {
                 if (r < 0)
                         return r;
                 a->vf_index = (uint32_t) idx;
+                /* Minor 2; absent: the owner of the consumer name is unknown. */
+                a->consumer_uid = VF_ASSIGNMENT_NO_UID;
+                if (json_object_object_get_ex(e, "consumer_uid", NULL)) {
+                        r = get_uint(error, where, e, "consumer_uid", VF_ASSIGNMENT_NO_UID - 1, false, &idx);
+                        if (r < 0)
+                                return r;
+                        a->consumer_uid = (uint32_t) idx;
+                }
         }
         return 0;
 }

@@ -18,7 +18,7 @@
 
 #define LUOD_STATE_FORMAT "luod-state"
 #define LUOD_STATE_MAJOR 1
-#define LUOD_STATE_MINOR 1
+#define LUOD_STATE_MINOR 2
 /* Largest state accepted or produced, header included: 64 MiB. */
 #define LUOD_STATE_SIZE_MAX (UINT64_C(64) * 1024 * 1024)
 

@@ -228,17 +228,31 @@ grep -q "Consumer hv1 (:.*) disconnected; dropped" "$tmp/luod.log" || fail "no l
 # A name belongs to the uid that registered it first: nobody may not take
 # hv1 (root's), root may not take hv-user (nobody's); each may reuse its own.
 out=$("${nobody[@]}" "$hv" --bus-address="$addr" hv1 list 2>&1) && fail "nobody took root's consumer name hv1"
-grep -q "Consumer name hv1 belongs to uid 0 (it registered it first); uid 65534 may not take it" <<<"$out" ||
+grep -q "Consumer name hv1 belongs to uid 0 (it registered it first, or its VF assignments were made by it); uid 65534 may not take it" <<<"$out" ||
 	fail "name squatting: $out"
 out=$("$hv" --bus-address="$addr" hv-user list 2>&1) && fail "root took nobody's consumer name hv-user"
 grep -q "Consumer name hv-user belongs to uid 65534" <<<"$out" || fail "name squatting (root): $out"
 "${nobody[@]}" "$hv" --bus-address="$addr" hv-user list >/dev/null 2>&1 || fail "nobody cannot reuse its own name"
-# Inhibitors are bounded per consumer (64): the 65th is refused with ENOSPC.
+# Inhibitors are bounded per uid (64; names cost nothing): the 65th is
+# refused with ENOSPC, under the same name or another of the same uid.
 args=()
 for _ in $(seq 65); do args+=(inhibit block many keep); done
 out=$("$hv" --bus-address="$addr" hv-many "${args[@]}" 2>&1) && fail "65 inhibitors accepted"
-grep -q "Consumer hv-many holds 64 inhibitors, luod .*: at most 64 per consumer and 512 in all" <<<"$out" ||
+grep -q "Consumer hv-many: uid 0 holds 64 inhibitors of at most 64, all consumers 64 of at most 512" <<<"$out" ||
 	fail "inhibitor cap: $out"
+"${nobody[@]}" "$hv" --bus-address="$addr" hv-many-n "${args[@]:0:256}" hold 3 >/dev/null 2>&1 &
+many=$!
+for _ in $(seq 100); do grep -q "hv-many-n holds a block inhibitor" "$tmp/luod.log" &&
+	[[ $(grep -c "hv-many-n holds a block inhibitor" "$tmp/luod.log") -eq 64 ]] && break; sleep 0.05; done
+out=$("${nobody[@]}" "$hv" --bus-address="$addr" hv-many-m inhibit block other keep 2>&1) &&
+	fail "a second name of the same uid got a 65th inhibitor"
+grep -q "Consumer hv-many-m: uid 65534 holds 64 inhibitors of at most 64" <<<"$out" || fail "per-uid cap: $out"
+"$hv" --bus-address="$addr" hv-root inhibit block root-may keep >/dev/null 2>&1 || fail "root refused while nobody is capped"
+wait "$many"
+# A reason with control characters (a forged log line) is refused.
+out=$("$hv" --bus-address="$addr" hv-ctl inhibit block $'line1\nFAKE: allowed' keep 2>&1) &&
+	fail "a reason with a newline was accepted"
+grep -q "Inhibitor reason must be 1..1024 bytes, no control characters" <<<"$out" || fail "reason check: $out"
 [[ $(call GetAssignments) == "a(sssu) 0" ]] || fail "GetAssignments: $(call GetAssignments)"
 [[ $(call GetGuests) == "a(sssd) 0" ]] || fail "GetGuests without a live update: $(call GetGuests)"
 [[ $(prop Guests) == "a(sssd) 0" ]] || fail "property Guests without a live update: $(prop Guests)"
@@ -331,7 +345,28 @@ out=$(gdbus call --address "$addr" --dest org.luod1 --object-path /org/luod1 --m
 # A cursor beyond every seqnum of this boot (one kept from before a kexec).
 out=$(call GetEvents t 18446744073709551615 2>&1) && fail "GetEvents accepted a cursor from the future: $out"
 grep -q "Seqnum 18446744073709551615 is beyond the newest event of this boot" <<<"$out" || fail "future cursor: $out"
+# ... but any seqnum this kernel gave is a cursor of this boot, seen by
+# this luod or not (a luod restarted on the same boot).
+now=$(cat /sys/kernel/uevent_seqnum)
+out=$(call GetEvents t "$now" 2>&1) || fail "GetEvents refused seqnum $now of this boot: $out"
+# Consumers need no privilege to catch up (the policy lets them call it).
+out=$("${nobody[@]}" "$hv" --bus-address="$addr" - fetch 0 2>&1) || fail "GetEvents as uid 65534: $out"
+[[ $out == "lost 0" ]] || fail "GetEvents as uid 65534: $out"
 stop_luod
+# The owner of a consumer name survives a luod restart (and a kexec: the
+# state carries it): recorded with the name's VF assignments.
+cat >"$state/assignments.json" <<'EOF2'
+[ { "consumer": "hv-owned", "guest": "vm-o", "pf_identity": "dsn:00-11-22-33-44-55-66-77", "vf_index": 3,
+    "consumer_uid": 0 } ]
+EOF2
+start_luod
+out=$("${nobody[@]}" "$hv" --bus-address="$addr" hv-owned list 2>&1) && fail "nobody took hv-owned after a restart"
+grep -q "Consumer name hv-owned belongs to uid 0" <<<"$out" || fail "owner across a restart: $out"
+out=$("$hv" --bus-address="$addr" hv-owned list 2>&1) || fail "root refused its own hv-owned: $out"
+grep -q "^assignment hv-owned vm-o dsn:00-11-22-33-44-55-66-77 3" <<<"$out" || fail "hv-owned's assignment: $out"
+stop_luod
+grep -q '"consumer_uid": 0' "$state/assignments.json" || fail "consumer_uid not kept: $(cat "$state/assignments.json")"
+rm "$state/assignments.json"
 start_luod --no-events
 out=$(gdbus call --address "$addr" --dest org.luod1 --object-path /org/luod1 --method org.luod1.Manager.GetEvents 0 2>&1) &&
 	fail "GetEvents without a monitor succeeded: $out"

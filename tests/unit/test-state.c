@@ -213,7 +213,7 @@ static void test_roundtrip(void) {
 
         CHECK(luod_state_serialize(&s, &buf, &size) == 0);
         CHECK(size > 0 && buf[size - 1] == '\n');
-        CHECK(strncmp(buf, "{\"format\":\"luod-state\",\"major\":1,\"minor\":1,\"length\":", 51) == 0);
+        CHECK(strncmp(buf, "{\"format\":\"luod-state\",\"major\":1,\"minor\":2,\"length\":", 51) == 0);
         CHECK(luod_state_parse(buf, size, &t, &error) == 0);
         CHECK(!error);
         check_equal(&s, &t);
@@ -460,10 +460,27 @@ static void test_assignments(void) {
         CHECK(luod_state_add_assignment(&s, "chv", "", "x", 1) == -EINVAL);
         CHECK(luod_state_add_assignment(&s, "chv", "vm-d", "x", 65536) == -EINVAL);
         CHECK(s.n_assignments == 3);
+        /* Minor 2: the uid owning the consumer name, when known. */
+        CHECK(s.assignments[0].consumer_uid == VF_ASSIGNMENT_NO_UID);
+        s.assignments[0].consumer_uid = 0;
+        s.assignments[2].consumer_uid = 64055;
 
         CHECK(luod_state_serialize(&s, &buf, &size) == 0);
         CHECK(luod_state_parse(buf, size, &t, &error) == 0);
         CHECK(t.n_assignments == 3);
+        CHECK(t.assignments[0].consumer_uid == 0 && t.assignments[1].consumer_uid == VF_ASSIGNMENT_NO_UID &&
+              t.assignments[2].consumer_uid == 64055);
+        {
+                /* One consumer name owned by two uids: refused. */
+                _cleanup_free_ char *b2 = NULL;
+                size_t n2;
+
+                s.assignments[1].consumer_uid = 1000;
+                CHECK(luod_state_serialize(&s, &b2, &n2) == -EINVAL);
+                s.assignments[1].consumer_uid = 0;
+                CHECK(luod_state_serialize(&s, &b2, &n2) == 0);
+                s.assignments[1].consumer_uid = VF_ASSIGNMENT_NO_UID;
+        }
         CHECK(t.n_assignments == 3 && strcmp(t.assignments[1].guest, "vm-b") == 0 &&
               t.assignments[1].vf_index == 1 && strcmp(t.assignments[2].consumer, "chv") == 0 &&
               strcmp(t.assignments[2].pf_identity, "path:pci0000:00/0000:00:02.0/8086:10c9:8086:0000") == 0);

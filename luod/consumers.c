@@ -664,7 +664,11 @@ int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 
         snprintf(buf, sizeof(buf), "%.1f", ms);
         json_object_object_add(e, "downtime_ms", json_object_new_double_s(ms, buf));
-        json_object_object_add(e, "result", json_object_new_string("running"));
+        /* A guest whose PF failed to restore stays "failed" (with its
+         * error) for those who poll; its downtime is recorded all the same. */
+        json_object *was = json_object_object_get(e, "result");
+        if (!was || strcmp(json_object_get_string(was), "failed") != 0)
+                json_object_object_add(e, "result", json_object_new_string("running"));
         json_object_object_add(e, "blackout_start", json_object_new_string(from));
         json_object_object_add(e, "approximate", json_object_new_boolean(approximate));
         json_object *phases = approximate ? NULL : guest_phases(m, c->name, guest, start, now);

@@ -393,7 +393,11 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 return sd_bus_reply_method_return(msg, "ss", s.update_id,
                                                   json_object_to_json_string_ext(plan, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
 
-        set_state(m, "preparing", NULL);
+        /* From here UpdateId names this update and LastError is its own:
+         * a consumer paused for PrepareForUpdate(update_id) sees State
+         * "failed" with this UpdateId if it does not happen. */
+        (void) set_string(&m->update_id, s.update_id);
+        set_state(m, "preparing", "");
         if (strcmp(backend, "initrd") == 0) {
                 /* The state rides in the initrd: persist before the load. */
                 set_phase(m, "prepare");

@@ -284,6 +284,10 @@ out=$(call Update ssst /etc/hostname /etc/hostname "" 0 2>&1) && fail "kexec loa
 grep -q "^prepare " "$tmp/hvC.out" || fail "hvC got no PrepareForUpdate: $(cat "$tmp/hvC.out")"
 grep -q "Delay inhibitor of hvC (pausing vm-c) released after" "$tmp/luod.log" || fail "hvC release not logged"
 grep -q "Delay inhibitor of hvD (stuck) still held after the maximum 2.0 s" "$tmp/luod.log" || fail "hvD timeout not logged"
+# The consumers paused for this update_id: State failed names it.
+id=$(sed -n 's/^prepare //p' "$tmp/hvC.out")
+[[ $(prop State) == 's "failed"' && $(prop UpdateId) == "s \"$id\"" ]] ||
+	fail "after a failed update: State $(prop State), UpdateId $(prop UpdateId), PrepareForUpdate $id"
 kill "$hvD" 2>/dev/null || true
 wait "$hvC" || fail "hvC: $(cat "$tmp/hvC.out")"
 stop_luod

@@ -274,6 +274,9 @@ stage2() {
 			sh -c "grep -q '^restored hv1 vm-b failed PF $broken' /tmp/restored.out && grep -q '^restored hv1 vm-a ok' /tmp/restored.out"
 		tb_check "report: guest vm-b (its VF on $broken) failed, naming the PF; vm-a ok" \
 			sh -c "grep -Eq 'hv1/vm-b +1 +failed .*PF $broken' /tmp/report.txt && grep -Eq 'hv1/vm-a +2 +ok' /tmp/report.txt"
+		tb-hypervisor hv1 running vm-b guests >/tmp/running-b.out 2>&1
+		tb_check "GuestRunning on vm-b records a downtime; GetGuests still says failed" \
+			sh -c "grep -Eq '^running vm-b [1-9]' /tmp/running-b.out && grep -Eq '^guest hv1 vm-b failed [1-9]' /tmp/running-b.out"
 		tb_check "report: the two other PFs ok" test "$(sed '/"guests"/,$d' /tmp/report.json | grep -c '"result": "ok"')" -eq 2
 		for pf in $nvmes $igb; do
 			[ "$pf" = "$broken" ] && continue

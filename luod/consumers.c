@@ -160,10 +160,31 @@ int consumers_load(Manager *m) {
         return 0;
 }
 
+/* Writes text to path atomically (temporary file, fsync, rename). */
+static int write_text_atomic(const char *path, const char *text) {
+        _cleanup_close_ int fd = -EBADF;
+        char tmp[PATH_MAX + 8];
+        int r;
+
+        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return log_error_errno(-errno, "Cannot create %s: %m", tmp);
+        r = write_full(fd, text, strlen(text), -1);
+        if (r >= 0 && fsync(fd) < 0)
+                r = -errno;
+        if (r >= 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0) {
+                (void) unlink(tmp);
+                return log_error_errno(r, "Cannot write %s: %m", path);
+        }
+        return 0;
+}
+
 int consumers_save(Manager *m) {
         _cleanup_(json_putp) json_object *o = json_object_new_array();
-        _cleanup_close_ int fd = -EBADF;
-        char path[PATH_MAX], tmp[PATH_MAX + 8];
+        char path[PATH_MAX];
         const char *text;
         int r;
 
@@ -186,21 +207,8 @@ int consumers_save(Manager *m) {
         r = assignments_path(m, path, sizeof(path));
         if (r < 0)
                 return r;
-        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
         text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return log_error_errno(-errno, "Cannot create %s: %m", tmp);
-        r = write_full(fd, text, strlen(text), -1);
-        if (r >= 0 && fsync(fd) < 0)
-                r = -errno;
-        if (r >= 0 && rename(tmp, path) < 0)
-                r = -errno;
-        if (r < 0) {
-                (void) unlink(tmp);
-                return log_error_errno(r, "Cannot write %s: %m", path);
-        }
-        return 0;
+        return write_text_atomic(path, text);
 }
 
 int consumers_copy_assignments(const Manager *m, LuodState *s) {
@@ -215,13 +223,50 @@ int consumers_copy_assignments(const Manager *m, LuodState *s) {
         return 0;
 }
 
+/* <state_dir>/assignments.update_id: the update whose assignments
+ * assignments.json took over (a restore run again by a restarted luod,
+ * while a failed state is kept, must not undo what consumers did since). */
+static int adopted_path(const Manager *m, char *buf, size_t size) {
+        if (snprintf(buf, size, "%s/assignments.update_id", m->state_dir) >= (int) size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+static bool adopted_already(const Manager *m, const char *update_id) {
+        char path[PATH_MAX], buf[LUOD_UUID_STRING_MAX + 2] = "";
+        _cleanup_close_ int fd = -EBADF;
+        ssize_t n;
+
+        if (adopted_path(m, path, sizeof(path)) < 0 || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+                return false;
+        n = read(fd, buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return false;
+        buf[n] = 0;
+        buf[strcspn(buf, "\n")] = 0;
+        return strcmp(buf, update_id) == 0;
+}
+
 int consumers_adopt_assignments(Manager *m, const LuodState *s) {
         LuodState held = {};
+        char path[PATH_MAX];
+        int r;
+
+        /* As they were at the kexec, for each guest's phases (GuestRunning),
+         * whatever the consumers change later. */
+        for (size_t i = 0; i < s->n_assignments; i++) {
+                const VfAssignment *a = &s->assignments[i];
+                (void) luod_state_add_assignment(&m->restored, a->consumer, a->guest, a->pf_identity, a->vf_index);
+        }
+        if (adopted_already(m, s->update_id)) {
+                log_info("VF assignments of update %s were taken over before (luod restarted): %s/assignments.json "
+                         "kept as the consumers left it", s->update_id, m->state_dir);
+                return 0;
+        }
 
         for (size_t i = 0; i < s->n_assignments; i++) {
                 const VfAssignment *a = &s->assignments[i];
-                int r = luod_state_add_assignment(&held, a->consumer, a->guest, a->pf_identity, a->vf_index);
-
+                r = luod_state_add_assignment(&held, a->consumer, a->guest, a->pf_identity, a->vf_index);
                 if (r < 0) {
                         luod_state_free(&held);
                         return r;
@@ -230,13 +275,13 @@ int consumers_adopt_assignments(Manager *m, const LuodState *s) {
         }
         luod_state_free(&m->held);
         m->held = held;
-        /* As they were at the kexec, for each guest's phases (GuestRunning),
-         * whatever the consumers change later. */
-        for (size_t i = 0; i < s->n_assignments; i++) {
-                const VfAssignment *a = &s->assignments[i];
-                (void) luod_state_add_assignment(&m->restored, a->consumer, a->guest, a->pf_identity, a->vf_index);
-        }
-        return consumers_save(m);
+        r = consumers_save(m);
+        if (r < 0)
+                return r;
+        r = adopted_path(m, path, sizeof(path));
+        if (r >= 0)
+                r = write_text_atomic(path, s->update_id);
+        return r;
 }
 
 /* True when uid may use name, binding it on first use; else false and

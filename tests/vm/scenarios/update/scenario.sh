@@ -287,6 +287,20 @@ stage2() {
 		tb_check "the preserved state is kept (state file)" test -s /var/lib/luod/state.luod-state
 		[ "${UPDATE_BREAK_HOW:-}" = vfio ] &&
 			tb_check "$broken: no VFs, as the kernel refused" grep -qx 0 "/sys/bus/pci/devices/$broken/sriov_numvfs"
+		# hv1 gives one VF of vm-a up; luod restarts (the kept state is
+		# restored again): the assignments stay as hv1 left them.
+		set -- $(tb-hypervisor - list | grep '^assignment hv1 vm-a ' | head -n 1)
+		tb_check "hv1 unassigns VF $5 of vm-a" tb-hypervisor hv1 unassign vm-a "$4" "$5"
+		tb-hypervisor - list | grep '^assignment ' | sort >/tmp/assignments-hv1
+		kill "$TB_LUOD_PID"; wait "$TB_LUOD_PID"
+		luod --driver-wait=3 ${LUOD_ARGS2:-} >/tmp/luod-again.log 2>&1 &
+		TB_LUOD_PID=$!
+		n=0
+		until luoctl status >/dev/null 2>&1 || [ $n -gt 600 ]; do n=$((n + 1)); sleep 0.1; done
+		tb-hypervisor - list | grep '^assignment ' | sort >/tmp/assignments-again
+		tb_check "luod restarted: the kept state restored again, 2 assignments as hv1 left them" \
+			sh -c "[ \$(wc -l </tmp/assignments-again) -eq 2 ] && cmp /tmp/assignments-hv1 /tmp/assignments-again &&
+				grep -q 'taken over before (luod restarted)' /tmp/luod-again.log"
 		tb_finish
 		return
 	fi

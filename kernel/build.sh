@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # kernel/build.sh — build the test bed's guest bzImage.
 #
-#   kernel/build.sh [base|patched] ...
+#   kernel/build.sh [base|patched|base-lockdep|patched-lockdep] ...
 #   kernel/build.sh --prepare-only patched     (the patched tree, no build)
 #
 # base:    Debian's linux-source-7.3 (kernel/SOURCE) as shipped.
 # patched: the same tree with kernel/series applied in order with `git am`
 #          (patch file names relative to kernel/; '#' comments allowed).
 # Both variants use one config: `make tinyconfig` + kernel/guest.config.
+# base-lockdep, patched-lockdep: the same trees, config tinyconfig +
+#          guest.config + kernel/lockdep.config (PROVE_LOCKING, raised
+#          lockdep tables); objects in their own build/<variant>.
 # Build trees, objects and ccache live in the cache directory (LUOD_CACHE,
 # default ~/.cache/luod-testbed), never in git.  Prints the bzImage path of
 # each variant on stdout.  An unchanged variant is a no-op (~seconds).
@@ -68,25 +71,30 @@ prepare_patched() {
 
 build_variant() {
 	local variant=$1 src out
+	local fragments=("$here/guest.config")
 	case $variant in
 	base) src=$base_tree ;;
 	patched) src=$(prepare_patched) ;;
-	*) log "unknown variant '$variant' (base|patched)"; exit 2 ;;
+	base-lockdep) src=$base_tree; fragments+=("$here/lockdep.config") ;;
+	patched-lockdep) src=$(prepare_patched); fragments+=("$here/lockdep.config") ;;
+	*) log "unknown variant '$variant' (base|patched|base-lockdep|patched-lockdep)"; exit 2 ;;
 	esac
 	out=$cache/build/$variant
 	mkdir -p "$out"
 	local kmake=(make -C "$src" O="$out" -j"$jobs" CC="ccache gcc" HOSTCC="ccache gcc" -s)
 	local cfgsum
-	cfgsum=$(sha256sum "$here/guest.config" | cut -d' ' -f1)
+	# base/patched: the sum of guest.config alone, as before the lockdep
+	# variants existed, so their configured trees stay valid.
+	cfgsum=$(cat "${fragments[@]}" | sha256sum | cut -d' ' -f1)
 	if [[ ! -f $out/.config || $(cat "$out/.luod-config.sha256" 2>/dev/null) != "$cfgsum" ]]; then
-		log "$variant: configuring (tinyconfig + guest.config)"
+		log "$variant: configuring (tinyconfig + ${fragments[*]##*/})"
 		"${kmake[@]}" tinyconfig >/dev/null
-		(cd "$out" && KCONFIG_CONFIG=.config "$src/scripts/kconfig/merge_config.sh" -m -O "$out" .config "$here/guest.config" >/dev/null)
+		(cd "$out" && KCONFIG_CONFIG=.config "$src/scripts/kconfig/merge_config.sh" -m -O "$out" .config "${fragments[@]}" >/dev/null)
 		"${kmake[@]}" olddefconfig >/dev/null
 		local bad=0 line
 		while read -r line; do
 			grep -qxF "$line" "$out/.config" || { log "$variant: config lost '$line'"; bad=1; }
-		done < <(grep -E '^CONFIG_[A-Z0-9_]+=' "$here/guest.config")
+		done < <(cat "${fragments[@]}" | grep -E '^CONFIG_[A-Z0-9_]+=')
 		((bad == 0)) || exit 1
 		echo "$cfgsum" >"$out/.luod-config.sha256"
 	fi

@@ -21,6 +21,9 @@ ITER=$(tb_arg iter || echo 100)
 # luod_tb.maxsec=S: start no round after S s of rounds (a time budget);
 # the rounds not run make the "ITER rounds" check fail, the rest is checked.
 MAXSEC=$(tb_arg maxsec || echo 0)
+# luod_tb.deadline=EPOCH: the same by the guest's wall clock (QEMU's RTC
+# is the host's UTC): start no round at or after that second.
+DEADLINE=$(tb_arg deadline || echo 0)
 SPLAT='possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|irq lock inversion|unsafe locking scenario|bad unlock balance|held lock freed|lock held when returning|DEBUG_LOCKS_WARN_ON|lockdep is turned off|turning off the locking correctness validator|too low!|BUG:|WARNING:|Oops|Call Trace|blocked for more than'
 D=/sys/bus/pci/devices
 
@@ -94,7 +97,7 @@ stage1() {
 	fi
 	lockdep_figures boot
 	tb_set_autoprobe 0
-	echo "$ITER rounds of $N VFs on each of $(echo $pfs); odd rounds parallel, even serial; vfio-pci binds in rounds 1, 26, 51, 76 and $ITER" | tb_info
+	echo "$ITER rounds of $N VFs on each of $(echo $pfs); odd rounds parallel, even serial; vfio-pci binds in rounds 1, 26, 51, 76 and $ITER; guest clock $(date -u +%H:%M:%S)" | tb_info
 	rm -f /tmp/stop-reader
 	reader &
 	reader_pid=$!
@@ -102,6 +105,10 @@ stage1() {
 	while [ $r -le "$ITER" ]; do
 		if [ "$MAXSEC" -gt 0 ] && [ $(( ($(tb_us) - tstart) / 1000000 )) -ge "$MAXSEC" ]; then
 			tb_say "INFO time budget luod_tb.maxsec=$MAXSEC s spent: stopping after $((r - 1)) of $ITER rounds"
+			break
+		fi
+		if [ "$DEADLINE" -gt 0 ] && [ "$(date +%s)" -ge "$DEADLINE" ]; then
+			tb_say "INFO luod_tb.deadline=$DEADLINE reached: stopping after $((r - 1)) of $ITER rounds"
 			break
 		fi
 		if [ $((r % 2)) -eq 1 ]; then mode=parallel; else mode=serial; fi

@@ -5,6 +5,9 @@
 # fs/kernfs/*.c goes through a counting wrapper; the counts are in debugfs:
 #   /sys/kernel/debug/kernfs_rwsem_writes, /sys/kernel/debug/kernfs_rwsem_reads
 # (all kernfs roots together; in the test bed's guest only sysfs is busy).
+# Writing N to /sys/kernel/debug/kernfs_rwsem_trace_writes (_reads) prints
+# the stack of each of the next N write (read) acquisitions to the kernel log
+# (bench/staged-sysfs/trace).
 # Idempotent: a tree already instrumented is left alone.
 set -euo pipefail
 tree=${1:?usage: instrument.sh KERNEL_TREE}
@@ -18,16 +21,27 @@ s = open(p).read()
 add = '''
 /* bench/staged-sysfs instrumentation: kernfs_rwsem acquisitions */
 extern atomic_t kernfs_rwsem_writes, kernfs_rwsem_reads;
+extern atomic_t kernfs_rwsem_trace_writes, kernfs_rwsem_trace_reads;
+
+static inline void kernfs_stat_trace(atomic_t *left, const char *what)
+{
+	if (atomic_read(left) > 0 && atomic_dec_if_positive(left) >= 0) {
+		pr_info("kernfs_rwsem trace: %s\\n", what);
+		dump_stack();
+	}
+}
 
 static inline void kernfs_stat_down_write(struct rw_semaphore *sem)
 {
 	atomic_inc(&kernfs_rwsem_writes);
+	kernfs_stat_trace(&kernfs_rwsem_trace_writes, "write");
 	down_write(sem);
 }
 
 static inline void kernfs_stat_down_read(struct rw_semaphore *sem)
 {
 	atomic_inc(&kernfs_rwsem_reads);
+	kernfs_stat_trace(&kernfs_rwsem_trace_reads, "read");
 	down_read(sem);
 }
 
@@ -42,6 +56,7 @@ cat >>"$tree/fs/kernfs/mount.c" <<'C'
 /* bench/staged-sysfs instrumentation: kernfs_rwsem acquisitions */
 #include <linux/debugfs.h>
 atomic_t kernfs_rwsem_writes, kernfs_rwsem_reads;
+atomic_t kernfs_rwsem_trace_writes, kernfs_rwsem_trace_reads;
 
 static int __init kernfs_rwsem_stat_init(void)
 {
@@ -49,6 +64,10 @@ static int __init kernfs_rwsem_stat_init(void)
 				&kernfs_rwsem_writes);
 	debugfs_create_atomic_t("kernfs_rwsem_reads", 0444, NULL,
 				&kernfs_rwsem_reads);
+	debugfs_create_atomic_t("kernfs_rwsem_trace_writes", 0644, NULL,
+				&kernfs_rwsem_trace_writes);
+	debugfs_create_atomic_t("kernfs_rwsem_trace_reads", 0644, NULL,
+				&kernfs_rwsem_trace_reads);
 	return 0;
 }
 late_initcall(kernfs_rwsem_stat_init);

@@ -1,56 +1,59 @@
-# A uevent listener (busybox uevent, one handler run per event, in order)
-# logs SEQNUM ACTION DEVPATH and whether the device's directory was
-# complete (uevent, config, vendor, subsystem) when the event was
-# handled; a poller scans the PF's directory for VF directories while the
-# VFs are added and logs any it sees without those entries.  Then two VFs
-# are bound to vfio-pci.  Checks: every VF is announced once (add), after
-# no event of its own; its directory is complete at its add; its bind
-# follows its add; SEQNUMs rise; the poller never saw a half-built VF.
+# Staged sysfs seen from userspace: uevents of VFs and vfio devices, and a
+# poller looking for a half-built VF directory.  One nvme PF x 32 VFs.
+# tb-sysfs-watch (tests/vm/tb-sysfs-watch.c) runs while the VFs are added:
+# a scanner thread reads the PF's parent directory in a tight loop and
+# looks up, in every VF directory it finds, the entries device_add()
+# creates (ENTRIES); a directory lacking any is half-built (the base
+# kernel shows a VF's directory while device_add() still fills it).  Its
+# netlink uevent monitor (NETLINK_KOBJECT_UEVENT, no udevd) logs SEQNUM
+# ACTION DEVPATH and, at a VF's add, whether its directory was complete.
+# Then two VFs are bound to vfio-pci.  Checks: the watcher saw every VF
+# directory, complete in the end, and never half-built; every VF is
+# announced once (add), after no event of its own; its directory is
+# complete at its add; its bind follows its add; SEQNUMs rise; no event
+# lost.
 N=32
-complete() {  # complete DIR: entries device_add() creates for a VF
-	[ -e "$1/uevent" ] && [ -e "$1/config" ] && [ -e "$1/vendor" ] && [ -e "$1/subsystem" ]
-}
+ENTRIES=uevent,subsystem,config,vendor,device,driver_override,iommu_group
+
+watch_value() { sed -n "s/^$1=//p" /tmp/watch.out; }
 
 stage1() {
 	pf=$(tb_pfs)
 	tb_check "one SR-IOV PF" test "$(echo "$pf" | wc -w)" -eq 1
 	tb_set_autoprobe 0
-	cat >/tmp/ev.sh <<'EOS'
-#!/bin/sh
-s=partial
-[ -e "/sys$DEVPATH/uevent" ] && [ -e "/sys$DEVPATH/config" ] && [ -e "/sys$DEVPATH/vendor" ] && [ -e "/sys$DEVPATH/subsystem" ] && s=complete
-echo "$SEQNUM $ACTION $DEVPATH $s" >>/tmp/ev.log
-EOS
-	chmod +x /tmp/ev.sh
-	: >/tmp/ev.log
-	uevent /tmp/ev.sh &
-	ev_pid=$!
-	sleep 1
-	pfdir=$(readlink -f /sys/bus/pci/devices/$pf/..)
-	(
-		while [ ! -e /tmp/stop-poll ]; do
-			for d in "$pfdir"/0000:??:??.?; do
-				[ -e "$d" ] || continue
-				case $(basename "$d") in "$pf") continue ;; esac
-				complete "$d" || echo "half-built: $d" >>/tmp/poll.log
-			done
-		done
-	) &
-	poll_pid=$!
+	tb-sysfs-watch --entries "$ENTRIES" --events /tmp/ev.log --log /tmp/half.log \
+		--ready /tmp/watch-ready "$pf" >/tmp/watch.out 2>/tmp/watch.err &
+	watch_pid=$!
+	n=0
+	until [ -e /tmp/watch-ready ]; do
+		n=$((n + 1))
+		[ $n -gt 100 ] && tb_abort "tb-sysfs-watch did not start: $(cat /tmp/watch.err)"
+		sleep 0.1
+	done
 	echo $N >"/sys/bus/pci/devices/$pf/sriov_numvfs"
 	tb_check "$pf: $N VFs" test "$(tb_count_vfs "$pf")" -eq $N
 	vfs=$(tb_vfs "$pf")
 	v1=$(echo "$vfs" | sed -n 1p) v2=$(echo "$vfs" | sed -n 2p)
 	tb_check "$v1 bound to vfio-pci" tb_bind_vfio "$v1"
 	tb_check "$v2 bound to vfio-pci" tb_bind_vfio "$v2"
-	sleep 3
-	touch /tmp/stop-poll
-	wait $poll_pid
-	kill $ev_pid
+	sleep 1
+	kill -TERM $watch_pid
+	wait $watch_pid
+	tb_check "tb-sysfs-watch ran" test -s /tmp/watch.out
+	sed 's/^/watch: /' /tmp/watch.out /tmp/watch.err | tb_info
+	head -5 /tmp/half.log | sed 's/^/half-built: /' | tb_info
 	tb_info </tmp/ev.log
-	[ -e /tmp/poll.log ] && head -5 /tmp/poll.log | tb_info
-	tb_check "the poller never saw a half-built VF directory" test ! -s /tmp/poll.log
-	tb_check "SEQNUMs rise" sh -c 'awk "NR > 1 && \$1 <= p { exit 1 } { p = \$1 }" /tmp/ev.log'
+	for k in scans scan_us vf_dirs half_built half_built_vfs half_built_mean_us half_built_max_us events; do
+		tb_figure "watch_$k" "$(watch_value $k)" "$(case $k in *_us) echo us ;; *) echo count ;; esac)"
+	done
+	tb_check "the watcher saw $N VF directories, all complete in the end" \
+		test "$(watch_value vf_dirs):$(watch_value vf_complete)" = "$N:$N"
+	tb_check "no half-built VF directory seen ($(watch_value half_built) times, $(watch_value half_built_vfs) VFs, in $(watch_value scans) scans)" \
+		test "$(watch_value half_built)" -eq 0
+	tb_check "no uevent lost" test "$(watch_value events_lost)" -eq 0
+	tb_check "SEQNUMs rise ($(watch_value seqnum_errors) did not)" test "$(watch_value seqnum_errors)" -eq 0
+	tb_check "$N VF adds, each VF exactly one, none partial, no VF event before its add" \
+		test "$(watch_value vf_adds):$(watch_value vf_adds_not_once):$(watch_value vf_adds_partial):$(watch_value vf_events_before_add)" = "$N:0:0:0"
 	for v in $vfs; do
 		first=$(awk -v v="$v" '$3 ~ "/" v "$" { print $2; exit }' /tmp/ev.log)
 		adds=$(awk -v v="$v" '$3 ~ "/" v "$" && $2 == "add"' /tmp/ev.log | wc -l)

@@ -174,7 +174,7 @@ static int64_t missing_entries(int dirfd, const char *name) {
                 if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         missing |= UINT32_C(1) << i;
         }
-        if (missing == (UINT32_C(1) << n_entries) - 1 &&
+        if (missing == (n_entries == 32 ? UINT32_MAX : (UINT32_C(1) << n_entries) - 1) &&
             fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return -1;
         return missing;
@@ -211,7 +211,11 @@ static void scan_entry(Scanner *s, int dirfd, const char *name) {
         if (missing < 0)
                 return;
         if (state == VF_UNSEEN) {
-                __atomic_store_n(&vf->state, VF_SEEN, __ATOMIC_RELAXED);
+                uint8_t unseen = VF_UNSEEN;
+
+                /* Another scanner may have seen it complete meanwhile. */
+                (void) __atomic_compare_exchange_n(&vf->state, &unseen, VF_SEEN, false, __ATOMIC_RELAXED,
+                                                   __ATOMIC_RELAXED);
                 set_once(&vf->first_seen_ns, t);
         }
         if (missing == 0) {

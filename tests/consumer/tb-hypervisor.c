@@ -18,6 +18,8 @@
  *     inhibit delay WHY SECONDS hold a delay inhibitor; on PrepareForUpdate
  *                               "pause the guests" for SECONDS, then release
  *     inhibit MODE WHY keep     take an inhibitor and keep it until exit
+ *     poke                      write a byte into the last kept inhibitor's fd
+ *                               (luod must not take that for a release)
  *
  * With TB_HOSTMARK set, the moments a delay inhibitor is released and a
  * GuestRunning call starts are written to /dev/console as "LUOD-TB:
@@ -47,6 +49,7 @@
 #define IFACE "org.luod1.Manager"
 
 static int prepared;
+static int kept_fd = -1;        /* the last inhibitor kept until exit */
 
 static void hostmark(const char *a, const char *b) {
         FILE *f;
@@ -285,6 +288,7 @@ int main(int argc, char *argv[]) {
                                         return 1;
                         }
                         if (strcmp(argv[i + 2], "keep") == 0) {         /* held until exit */
+                                kept_fd = fd;
                                 i += 3;
                                 continue;
                         }
@@ -323,6 +327,12 @@ int main(int argc, char *argv[]) {
                                 fprintf(stderr, "tb-hypervisor: fetch: %s\n", strerror(-r));
                                 return 1;
                         }
+                } else if (strcmp(a, "poke") == 0) {
+                        if (kept_fd < 0 || write(kept_fd, "x", 1) != 1) {
+                                fprintf(stderr, "tb-hypervisor: poke: %s\n", kept_fd < 0 ? "no kept inhibitor" : strerror(errno));
+                                return 1;
+                        }
+                        printf("poked\n");
                 } else if (strcmp(a, "hold") == 0 && argc - i >= 1) {
                         fflush(stdout);
                         sleep((unsigned) strtoul(argv[i++], NULL, 10));

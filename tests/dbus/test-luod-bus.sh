@@ -270,6 +270,13 @@ grep -q "Update blocked by consumer hvB: migrating vm-x" <<<"$out" || fail "bloc
 [[ $(prop State) == 's "idle"' ]] || fail "block inhibitor changed State: $(prop State)"
 wait "$hvB"
 out=$(call Update ssst /etc/hostname /etc/hostname "" 1 2>&1) || fail "Update still blocked after the holder closed its fd: $out"
+# Bytes written into an inhibitor fd are not a release: only closing it is.
+"$hv" --bus-address="$addr" hvP inhibit block "poked" keep poke hold 3 >"$tmp/hvP.out" 2>&1 &
+hvP=$!
+for _ in $(seq 100); do grep -q "poked" "$tmp/hvP.out" 2>/dev/null && break; sleep 0.05; done
+out=$(call Update ssst /etc/hostname /etc/hostname "" 1 2>&1) && fail "Update ran while hvP (poked) held a block inhibitor"
+grep -q "Update blocked by consumer hvP: poked" <<<"$out" || fail "poked block inhibitor: $out"
+wait "$hvP"
 # Delay: PrepareForUpdate goes out; one holder releases after 1 s, one never
 # does and the maximum (2 s) applies; then the update goes on (and fails at
 # the load of /etc/hostname, as always here).

@@ -53,6 +53,7 @@
 
 #include "log.h"
 #include "macro.h"
+#include "pci-util.h"
 
 #define MAX_ENTRIES 32
 #define MAX_SCANNERS 8
@@ -120,36 +121,14 @@ static uint64_t now_ns(void) {
         return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
 }
 
-static int hexval(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        return -1;
-}
-
 /* "DDDD:BB:DD.F" -> domain and routing ID (bus << 8 | dev << 3 | fn). */
 static bool parse_bdf(const char *s, unsigned *ret_domain, unsigned *ret_id) {
-        static const char pattern[] = "xxxx:xx:xx.x";
-        unsigned v[12];
+        PciBdf b;
 
-        for (size_t i = 0; i < sizeof(pattern) - 1; i++) {
-                if (pattern[i] == 'x') {
-                        int h = hexval(s[i]);
-
-                        if (h < 0)
-                                return false;
-                        v[i] = (unsigned) h;
-                } else if (s[i] != pattern[i])
-                        return false;
-        }
-        if (s[12] != '\0' || v[11] > 7)
+        if (pci_bdf_parse(s, &b) < 0)
                 return false;
-        unsigned dev = v[8] << 4 | v[9];
-        if (dev > 31)
-                return false;
-        *ret_domain = v[0] << 12 | v[1] << 8 | v[2] << 4 | v[3];
-        *ret_id = (v[5] << 4 | v[6]) << 8 | dev << 3 | v[11];
+        *ret_domain = b.domain;
+        *ret_id = (unsigned) b.bus << 8 | (unsigned) b.device << 3 | b.function;
         return true;
 }
 

@@ -1,20 +1,26 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* tb-sysfs-watch: watches an SR-IOV PF's VFs appear in sysfs, for the VM
- * test bed (issue 5, docs/kernel-staged-sysfs.md).
+/* tb-sysfs-watch: watches SR-IOV PFs' VFs appear and go in sysfs, for the
+ * VM test bed (issue 5, docs/kernel-staged-sysfs.md).
  *
- *   tb-sysfs-watch [OPTIONS] PFBDF
+ *   tb-sysfs-watch [OPTIONS] PFBDF...
  *
- * Until SIGTERM or SIGINT:
- *  - N scanner threads read the PF's parent directory (where its VFs
- *    appear) with getdents64() in a tight loop and, for every VF-looking
- *    entry (a PCI address other than the PF) not yet seen complete, look up
- *    the entries device_add() creates in it (--entries).  A directory that
+ * Until SIGTERM or SIGINT, for up to 8 PFs (one PCI domain):
+ *  - N scanner threads read each PF's parent directory (where its VFs
+ *    appear) with getdents64() in a tight loop and, for every entry that is
+ *    one of the PFs' VFs (its routing ID = PF + sriov_offset + i x
+ *    sriov_stride, i < sriov_totalvfs) not yet seen complete, look up the
+ *    entries device_add() creates in it (--entries).  A directory that
  *    lacks any of them is *half-built*: each such observation is recorded
  *    with its time and what was missing.
  *  - A netlink uevent monitor (NETLINK_KOBJECT_UEVENT, the kernel's own
- *    broadcast; no udevd needed) logs every event and checks, when a VF's
- *    "add" is read, that its directory has every entry; it counts the adds
- *    per VF, events of a VF before its add, and SEQNUMs that do not rise.
+ *    broadcast, what `udevadm monitor --kernel` shows; no udevd needed)
+ *    logs every event and checks, when a VF's "add" is read, that its
+ *    directory has every entry; it counts per VF the adds and removes, an
+ *    add while the VF is present, an event while it is not, and SEQNUMs
+ *    that do not rise.
+ * VFs may come and go many times (rounds of sriov_numvfs N, 0): a VF's
+ * "remove" makes the scanners wait until one whole scan of its parent no
+ * longer lists it, and then look at its next directory afresh.
  * Then it prints a summary, one key=value a line, on stdout (see
  * print_summary()).
  *
@@ -22,9 +28,12 @@
  *   --scanners N     scanner threads (default 1)
  *   --entries LIST   comma-separated entries of a complete VF directory
  *                    (default uevent,subsystem,config,vendor,device,
- *                    driver_override; add iommu_group under an IOMMU)
+ *                    driver_override; add iommu_group under an IOMMU,
+ *                    physfn for the VF's link to its PF).  The pseudo-entry
+ *                    @virtfn is the PF's link to the VF, PF/virtfnN.
  *   --events FILE    one line per uevent: SEQNUM ACTION DEVPATH STATE, STATE
- *                    complete|partial for a VF's add, "-" otherwise
+ *                    for a VF's add "complete" or "partial:ENTRY[,ENTRY...]"
+ *                    (the entries missing), "-" otherwise
  *   --log FILE       one line per half-built observation:
  *                    USEC BDF missing ENTRY[,ENTRY...]
  *                    (USEC: CLOCK_MONOTONIC since the start, microseconds)
@@ -51,12 +60,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io-util.h"
 #include "log.h"
 #include "macro.h"
 #include "pci-util.h"
 
 #define MAX_ENTRIES 32
 #define MAX_SCANNERS 8
+#define MAX_PFS 8
 #define MAX_RECORDS 65536
 #define N_IDS 65536 /* PCI routing IDs (bus << 8 | devfn) */
 
@@ -64,19 +75,43 @@ enum {
         VF_UNSEEN = 0,
         VF_SEEN,     /* seen by a scanner, not yet complete */
         VF_COMPLETE, /* seen with every entry */
+        VF_REMOVED,  /* "remove" read; its directory may still be listed */
 };
 
+/* One VF (routing ID); the times are of its current round's directory. */
 typedef struct Vf {
         uint8_t state;          /* VF_*, atomic */
-        uint32_t half_built;    /* observations, atomic */
+        int8_t pf;              /* index in pfs[], -1: not a VF of ours */
+        uint32_t half_built;    /* observations, all rounds, atomic */
+        uint32_t sightings;     /* UNSEEN -> SEEN/COMPLETE, atomic */
+        uint32_t completions;   /* -> COMPLETE, atomic */
         uint64_t first_seen_ns; /* by a scanner; first writer wins */
         uint64_t first_half_ns;
         uint64_t last_half_ns;
         uint64_t complete_ns;
+        uint64_t seen_to_complete_max_ns;
+        uint64_t half_span_ns;  /* sum over rounds of last - first half-built */
+        uint64_t half_span_max_ns;
+        uint64_t listed_ns;     /* start of the latest scan that listed it */
+        uint64_t removed_ns;    /* when its "remove" was read */
         /* the monitor's (one thread) */
-        unsigned adds;
-        bool event_before_add;
+        unsigned adds, removes;
+        bool present;           /* between its add and its remove */
+        unsigned adds_double;   /* adds while present */
+        unsigned events_absent; /* other events while not present */
 } Vf;
+
+typedef struct Pf {
+        const char *name;       /* "DDDD:BB:DD.F", as given */
+        unsigned id;            /* routing ID */
+        unsigned offset, stride, total; /* sriov_offset, _stride, _totalvfs */
+        size_t parent;          /* index in parents[] */
+} Pf;
+
+typedef struct Parent {
+        char path[PATH_MAX];    /* /sys/devices/.../<PFs' parent> */
+        int fd;
+} Parent;
 
 typedef struct Record {
         uint64_t t_ns;
@@ -101,10 +136,13 @@ static unsigned arg_scanners = 1;
 
 static char *entries[MAX_ENTRIES];
 static size_t n_entries;
-static char parent[PATH_MAX];   /* /sys/devices/.../<PF's parent> */
-static unsigned pf_domain, pf_id;
-static int parent_fd = -1;
+static Pf pfs[MAX_PFS];
+static size_t n_pfs;
+static Parent parents[MAX_PFS];
+static size_t n_parents;
+static unsigned pf_domain;
 static Vf *vfs;
+static uint32_t n_removed;      /* VFs in VF_REMOVED, atomic */
 static uint64_t t0_ns;
 static volatile bool stopping;
 
@@ -112,7 +150,7 @@ static volatile bool stopping;
 static int nl_fd = -1;
 static pthread_t monitor_thread;
 static FILE *events_file;
-static uint64_t n_events, n_seqnum_errors, n_events_lost, n_adds_partial;
+static uint64_t n_events, n_seqnum_errors, n_events_lost, n_adds_partial, n_remove_unconfirmed;
 
 static uint64_t now_ns(void) {
         struct timespec ts;
@@ -132,9 +170,31 @@ static bool parse_bdf(const char *s, unsigned *ret_domain, unsigned *ret_id) {
         return true;
 }
 
+/* The VF index of routing ID id under PF p, or -1 if it is not one of p's
+ * VFs: id = p's id + sriov_offset + index x sriov_stride. */
+static int vf_index(const Pf *p, unsigned id) {
+        unsigned d = (id - p->id - p->offset) & 0xffff;
+
+        if (p->stride == 0 || d % p->stride != 0 || d / p->stride >= p->total)
+                return -1;
+        return (int) (d / p->stride);
+}
+
+/* "PF/virtfnN" of the VF with routing ID id, relative to their parent. */
+static bool virtfn_path(unsigned id, char *buf, size_t size) {
+        const Pf *p;
+        int i;
+
+        if (vfs[id].pf < 0)
+                return false;
+        p = &pfs[vfs[id].pf];
+        i = vf_index(p, id);
+        return i >= 0 && (size_t) snprintf(buf, size, "%s/virtfn%d", p->name, i) < size;
+}
+
 /* Returns the bitmask of entries missing in dir NAME below dirfd, or -1 if
  * NAME itself is gone (a VF removed: not half-built). */
-static int64_t missing_entries(int dirfd, const char *name) {
+static int64_t missing_entries(int dirfd, const char *name, unsigned id) {
         char path[PATH_MAX];
         struct stat st;
         uint32_t missing = 0;
@@ -146,6 +206,15 @@ static int64_t missing_entries(int dirfd, const char *name) {
         path[len++] = '/';
         for (size_t i = 0; i < n_entries; i++) {
                 size_t l = strlen(entries[i]);
+
+                if (strcmp(entries[i], "@virtfn") == 0) {
+                        char vpath[PATH_MAX];
+
+                        if (!virtfn_path(id, vpath, sizeof(vpath)) ||
+                            fstatat(dirfd, vpath, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                                missing |= UINT32_C(1) << i;
+                        continue;
+                }
 
                 if (len + l + 1 > sizeof(path))
                         return -1;
@@ -172,34 +241,46 @@ static void set_max(uint64_t *p, uint64_t v) {
                 ;
 }
 
-static void scan_entry(Scanner *s, int dirfd, const char *name) {
+static void scan_entry(Scanner *s, size_t parent, int dirfd, const char *name, uint64_t scan_start) {
         unsigned domain, id;
         uint8_t state;
         int64_t missing;
         uint64_t t;
         Vf *vf;
 
-        if (!parse_bdf(name, &domain, &id) || domain != pf_domain || id == pf_id)
+        if (!parse_bdf(name, &domain, &id) || domain != pf_domain)
                 return;
         vf = &vfs[id];
-        state = __atomic_load_n(&vf->state, __ATOMIC_RELAXED);
-        if (state == VF_COMPLETE)
+        if (vf->pf < 0 || pfs[vf->pf].parent != parent)
                 return;
-        missing = missing_entries(dirfd, name);
+        set_max(&vf->listed_ns, scan_start);
+        state = __atomic_load_n(&vf->state, __ATOMIC_RELAXED);
+        if (state == VF_COMPLETE || state == VF_REMOVED)
+                return;
+        missing = missing_entries(dirfd, name, id);
         t = now_ns();
         if (missing < 0)
                 return;
         if (state == VF_UNSEEN) {
                 uint8_t unseen = VF_UNSEEN;
 
-                /* Another scanner may have seen it complete meanwhile. */
-                (void) __atomic_compare_exchange_n(&vf->state, &unseen, VF_SEEN, false, __ATOMIC_RELAXED,
-                                                   __ATOMIC_RELAXED);
-                set_once(&vf->first_seen_ns, t);
+                /* Another scanner may have seen it meanwhile. */
+                if (__atomic_compare_exchange_n(&vf->state, &unseen, VF_SEEN, false, __ATOMIC_RELAXED,
+                                                __ATOMIC_RELAXED)) {
+                        __atomic_add_fetch(&vf->sightings, 1, __ATOMIC_RELAXED);
+                        __atomic_store_n(&vf->first_seen_ns, t, __ATOMIC_RELAXED);
+                }
         }
         if (missing == 0) {
-                __atomic_store_n(&vf->state, VF_COMPLETE, __ATOMIC_RELAXED);
-                set_once(&vf->complete_ns, t);
+                uint8_t seen = VF_SEEN;
+
+                if (__atomic_compare_exchange_n(&vf->state, &seen, VF_COMPLETE, false, __ATOMIC_RELAXED,
+                                                __ATOMIC_RELAXED)) {
+                        __atomic_add_fetch(&vf->completions, 1, __ATOMIC_RELAXED);
+                        __atomic_store_n(&vf->complete_ns, t, __ATOMIC_RELAXED);
+                        set_max(&vf->seen_to_complete_max_ns,
+                                t - __atomic_load_n(&vf->first_seen_ns, __ATOMIC_RELAXED));
+                }
                 return;
         }
         s->half_built++;
@@ -212,39 +293,79 @@ static void scan_entry(Scanner *s, int dirfd, const char *name) {
                 s->records_dropped++;
 }
 
+/* After a whole scan of parent that started at scan_start: a removed VF it
+ * did not list is gone; its next directory is a new round's.  The round's
+ * half-built span is added up first. */
+static void confirm_removed(size_t parent, uint64_t scan_start) {
+        if (__atomic_load_n(&n_removed, __ATOMIC_RELAXED) == 0)
+                return;
+        for (size_t i = 0; i < n_pfs; i++) {
+                const Pf *p = &pfs[i];
+
+                if (p->parent != parent)
+                        continue;
+                for (unsigned k = 0; k < p->total; k++) {
+                        unsigned id = (p->id + p->offset + k * p->stride) & 0xffff;
+                        Vf *vf = &vfs[id];
+                        uint8_t removed = VF_REMOVED;
+
+                        if (__atomic_load_n(&vf->state, __ATOMIC_RELAXED) != VF_REMOVED ||
+                            __atomic_load_n(&vf->removed_ns, __ATOMIC_RELAXED) >= scan_start ||
+                            __atomic_load_n(&vf->listed_ns, __ATOMIC_RELAXED) >= scan_start)
+                                continue;
+                        if (__atomic_compare_exchange_n(&vf->state, &removed, VF_UNSEEN, false,
+                                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                                __atomic_sub_fetch(&n_removed, 1, __ATOMIC_RELAXED);
+                }
+        }
+}
+
 static void *scanner_main(void *userdata) {
         Scanner *s = userdata;
-        _cleanup_close_ int fd = -1;
+        int fds[MAX_PFS];
         char buf[32768];
+        void *ret = NULL;
 
-        /* A directory fd of its own: getdents64() positions are per open file. */
-        fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0) {
-                log_error_errno(-errno, "Failed to open %s: %m", parent);
-                return NULL;
+        /* Directory fds of its own: getdents64() positions are per open file. */
+        for (size_t i = 0; i < n_parents; i++)
+                fds[i] = -1;
+        for (size_t i = 0; i < n_parents; i++) {
+                fds[i] = open(parents[i].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fds[i] < 0) {
+                        log_error_errno(-errno, "Failed to open %s: %m", parents[i].path);
+                        goto out;
+                }
         }
         while (!__atomic_load_n(&stopping, __ATOMIC_RELAXED)) {
-                ssize_t n;
+                for (size_t i = 0; i < n_parents; i++) {
+                        uint64_t scan_start = now_ns();
+                        ssize_t n;
 
-                if (lseek(fd, 0, SEEK_SET) < 0) {
-                        log_error_errno(-errno, "Failed to rewind %s: %m", parent);
-                        return NULL;
-                }
-                while ((n = getdents64(fd, buf, sizeof(buf))) > 0)
-                        for (ssize_t off = 0; off < n;) {
-                                struct dirent64 *de = (struct dirent64 *) (buf + off);
-
-                                if (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN)
-                                        scan_entry(s, fd, de->d_name);
-                                off += de->d_reclen;
+                        if (lseek(fds[i], 0, SEEK_SET) < 0) {
+                                log_error_errno(-errno, "Failed to rewind %s: %m", parents[i].path);
+                                goto out;
                         }
-                if (n < 0) {
-                        log_error_errno(-errno, "Failed to read %s: %m", parent);
-                        return NULL;
+                        while ((n = getdents64(fds[i], buf, sizeof(buf))) > 0)
+                                for (ssize_t off = 0; off < n;) {
+                                        struct dirent64 *de = (struct dirent64 *) (buf + off);
+
+                                        if (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN)
+                                                scan_entry(s, i, fds[i], de->d_name, scan_start);
+                                        off += de->d_reclen;
+                                }
+                        if (n < 0) {
+                                log_error_errno(-errno, "Failed to read %s: %m", parents[i].path);
+                                goto out;
+                        }
+                        confirm_removed(i, scan_start);
                 }
                 s->scans++;
         }
-        return NULL;
+out:
+        for (size_t i = 0; i < n_parents; i++)
+                if (fds[i] >= 0)
+                        (void) close(fds[i]);
+        return ret;
 }
 
 /* The value of KEY= in a uevent message's NUL-separated environment. */
@@ -257,11 +378,24 @@ static const char *uevent_get(const char *buf, size_t len, const char *key) {
         return NULL;
 }
 
+/* A VF's current round ends: its half-built span joins the totals. */
+static void end_round(Vf *vf) {
+        uint64_t first = __atomic_load_n(&vf->first_half_ns, __ATOMIC_RELAXED);
+        uint64_t last = __atomic_load_n(&vf->last_half_ns, __ATOMIC_RELAXED);
+
+        if (first != 0) {
+                vf->half_span_ns += last - first;
+                vf->half_span_max_ns = MAX(vf->half_span_max_ns, last - first);
+        }
+        __atomic_store_n(&vf->first_half_ns, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&vf->last_half_ns, 0, __ATOMIC_RELAXED);
+}
+
 static void handle_uevent(const char *buf, size_t len, uint64_t *last_seqnum) {
         const char *action, *devpath, *seqnum, *subsystem, *state = "-", *name;
+        char partial[1024 + 64]; /* "partial:" and at most --entries (< 1024) */
         unsigned domain, id;
         uint64_t seq;
-        size_t plen = strlen(parent) - strlen("/sys");
 
         action = uevent_get(buf, len, "ACTION");
         devpath = uevent_get(buf, len, "DEVPATH");
@@ -275,23 +409,59 @@ static void handle_uevent(const char *buf, size_t len, uint64_t *last_seqnum) {
                 n_seqnum_errors++;
         *last_seqnum = seq;
 
-        /* A VF: /devices/.../<parent>/<BDF>, a sibling of the PF. */
+        /* A VF: /devices/.../<its PF's parent>/<BDF>. */
         name = strrchr(devpath, '/');
-        if (name && (size_t) (name - devpath) == plen && strncmp(devpath, parent + strlen("/sys"), plen) == 0 &&
-            parse_bdf(name + 1, &domain, &id) && domain == pf_domain && id != pf_id &&
-            subsystem && strcmp(subsystem, "pci") == 0) {
+        if (name && parse_bdf(name + 1, &domain, &id) && domain == pf_domain && vfs[id].pf >= 0 && subsystem &&
+            strcmp(subsystem, "pci") == 0) {
                 Vf *vf = &vfs[id];
+                const Parent *par = &parents[pfs[vf->pf].parent];
+                size_t plen = strlen(par->path) - strlen("/sys");
 
+                if ((size_t) (name - devpath) != plen || strncmp(devpath, par->path + strlen("/sys"), plen) != 0)
+                        goto log;
                 if (strcmp(action, "add") == 0) {
-                        int64_t missing = missing_entries(parent_fd, name + 1);
+                        int64_t missing = missing_entries(par->fd, name + 1, id);
+                        uint8_t removed = VF_REMOVED;
 
+                        if (vf->present)
+                                vf->adds_double++;
                         vf->adds++;
-                        state = missing == 0 ? "complete" : "partial";
-                        if (missing != 0)
+                        vf->present = true;
+                        state = "complete";
+                        if (missing != 0) {
+                                size_t l = strlen("partial:");
+
+                                memcpy(partial, "partial:", l + 1);
+                                for (size_t e = 0; e < n_entries && missing > 0; e++)
+                                        if (missing & (INT64_C(1) << e))
+                                                l += (size_t) snprintf(partial + l, l < sizeof(partial) ? sizeof(partial) - l : 0,
+                                                                       "%s%s", l > strlen("partial:") ? "," : "", entries[e]);
+                                state = partial;
                                 n_adds_partial++;
-                } else if (vf->adds == 0)
-                        vf->event_before_add = true;
+                        }
+                        /* Its last directory never seen gone by a scanner
+                         * (the new one may have been taken for it). */
+                        if (__atomic_compare_exchange_n(&vf->state, &removed, VF_UNSEEN, false,
+                                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+                                __atomic_sub_fetch(&n_removed, 1, __ATOMIC_RELAXED);
+                                n_remove_unconfirmed++;
+                        }
+                } else if (strcmp(action, "remove") == 0) {
+                        uint8_t old;
+
+                        if (!vf->present)
+                                vf->events_absent++;
+                        vf->removes++;
+                        vf->present = false;
+                        end_round(vf);
+                        __atomic_store_n(&vf->removed_ns, now_ns(), __ATOMIC_RELAXED);
+                        old = __atomic_exchange_n(&vf->state, VF_REMOVED, __ATOMIC_RELAXED);
+                        if (old != VF_REMOVED)
+                                __atomic_add_fetch(&n_removed, 1, __ATOMIC_RELAXED);
+                } else if (!vf->present)
+                        vf->events_absent++;
         }
+log:
         if (events_file)
                 fprintf(events_file, "%s %s %s %s\n", seqnum, action, devpath, state);
 }
@@ -388,7 +558,7 @@ static int parse_argv(int argc, char *argv[]) {
                 default:
                         return -EINVAL;
                 }
-        if (optind != argc - 1)
+        if (optind >= argc)
                 return -EINVAL;
         return 0;
 }
@@ -455,29 +625,41 @@ static int write_log(Scanner *scanners) {
 }
 
 /* The summary, key=value on stdout:
- *   parent, entries, scanners, duration_ms
- *   scans                 scans of the parent directory, all scanners
- *   scan_us               mean time of one scan (duration x scanners / scans)
- *   vf_dirs               VF directories seen by the scanners
- *   vf_complete           ... of them seen complete by the end
+ *   pfs, parents, entries, scanners, duration_ms
+ *   scans                 scans of all parent directories, all scanners
+ *   scan_us               mean time of one such scan (duration x scanners /
+ *                         scans)
+ *   vf_dirs               distinct VFs whose directory a scanner saw
+ *   vf_complete           ... of them complete at the end (not removed)
+ *   vf_sightings          VF directories seen, a VF once per round
+ *   vf_completions        ... of them then seen complete
  *   half_built            observations of a VF directory missing entries
- *   half_built_vfs        VFs seen half-built at least once
- *   half_built_max_us     longest time a VF was seen half-built (first to
- *                         last observation)
- *   half_built_mean_us    ... mean over the VFs seen half-built
- *   seen_to_complete_max_us  longest time from a VF's first sighting to its
- *                         first complete one
+ *   half_built_vfs        distinct VFs seen half-built at least once
+ *   half_built_max_us     longest time a VF was seen half-built in a round
+ *                         (first to last observation)
+ *   half_built_mean_us    ... mean over the VFs seen half-built (sum of
+ *                         their rounds' spans / VFs)
+ *   seen_to_complete_max_us  longest time from a VF directory's first
+ *                         sighting to its first complete one
  *   records_dropped       half-built observations not logged (MAX_RECORDS)
  *   events                uevents read (all devices)
  *   events_lost           ENOBUFS on the uevent socket (events dropped)
  *   seqnum_errors         events whose SEQNUM did not rise
- *   vf_adds               "add" events of VFs
- *   vf_adds_partial       ... read while the VF's directory lacked entries
+ *   vf_adds, vf_removes   "add" and "remove" events of VFs
+ *   vf_adds_partial       adds read while the VF's directory lacked entries
  *   vf_adds_not_once      VFs seen by a scanner or an event, with != 1 add
- *   vf_events_before_add  VFs with an event before their add */
+ *                         (one round: every VF announced once)
+ *   vf_adds_double        adds of a VF already added and not removed
+ *   vf_events_before_add  VFs with an event while not present (before
+ *                         their add, or after their remove)
+ *   vf_unpaired           VFs whose adds are neither their removes nor
+ *                         their removes + 1
+ *   vf_remove_unconfirmed VF adds read before a scan had seen the VF's
+ *                         previous directory gone */
 static void print_summary(Scanner *scanners, uint64_t duration_ns) {
-        uint64_t scans = 0, half = 0, dropped = 0, half_max = 0, half_sum = 0, complete_max = 0, adds = 0;
-        unsigned dirs = 0, complete = 0, half_vfs = 0, not_once = 0, before_add = 0;
+        uint64_t scans = 0, half = 0, dropped = 0, half_max = 0, half_sum = 0, complete_max = 0, adds = 0,
+                 removes = 0, sightings = 0, completions = 0, adds_double = 0;
+        unsigned dirs = 0, complete = 0, half_vfs = 0, not_once = 0, before_add = 0, unpaired = 0;
 
         for (unsigned i = 0; i < arg_scanners; i++) {
                 scans += scanners[i].scans;
@@ -487,27 +669,40 @@ static void print_summary(Scanner *scanners, uint64_t duration_ns) {
         for (unsigned id = 0; id < N_IDS; id++) {
                 Vf *vf = &vfs[id];
 
-                if (vf->state == VF_UNSEEN && vf->adds == 0 && !vf->event_before_add)
+                if (vf->pf < 0)
+                        continue;
+                end_round(vf);
+                if (vf->sightings == 0 && vf->adds == 0 && vf->removes == 0 && vf->events_absent == 0)
                         continue;
                 adds += vf->adds;
+                removes += vf->removes;
+                adds_double += vf->adds_double;
+                sightings += vf->sightings;
+                completions += vf->completions;
                 if (vf->adds != 1)
                         not_once++;
-                if (vf->event_before_add)
+                if (vf->events_absent > 0)
                         before_add++;
-                if (vf->state == VF_UNSEEN)
-                        continue;
-                dirs++;
-                if (vf->state == VF_COMPLETE) {
+                if (vf->adds != vf->removes && vf->adds != vf->removes + 1)
+                        unpaired++;
+                if (vf->sightings > 0)
+                        dirs++;
+                if (vf->state == VF_COMPLETE)
                         complete++;
-                        complete_max = MAX(complete_max, vf->complete_ns - vf->first_seen_ns);
-                }
+                complete_max = MAX(complete_max, vf->seen_to_complete_max_ns);
                 if (vf->half_built > 0) {
                         half_vfs++;
-                        half_max = MAX(half_max, vf->last_half_ns - vf->first_half_ns);
-                        half_sum += vf->last_half_ns - vf->first_half_ns;
+                        half_max = MAX(half_max, vf->half_span_max_ns);
+                        half_sum += vf->half_span_ns;
                 }
         }
-        printf("parent=%s\n", parent);
+        printf("pfs=");
+        for (size_t i = 0; i < n_pfs; i++)
+                printf("%s%s", i ? "," : "", pfs[i].name);
+        printf("\nparents=");
+        for (size_t i = 0; i < n_parents; i++)
+                printf("%s%s", i ? "," : "", parents[i].path);
+        printf("\nparent=%s\n", parents[0].path);
         printf("entries=%s\n", arg_entries);
         printf("scanners=%u\n", arg_scanners);
         printf("duration_ms=%" PRIu64 "\n", duration_ns / 1000000);
@@ -515,6 +710,8 @@ static void print_summary(Scanner *scanners, uint64_t duration_ns) {
         printf("scan_us=%.1f\n", scans ? (double) duration_ns * arg_scanners / 1000.0 / (double) scans : 0.0);
         printf("vf_dirs=%u\n", dirs);
         printf("vf_complete=%u\n", complete);
+        printf("vf_sightings=%" PRIu64 "\n", sightings);
+        printf("vf_completions=%" PRIu64 "\n", completions);
         printf("half_built=%" PRIu64 "\n", half);
         printf("half_built_vfs=%u\n", half_vfs);
         printf("half_built_max_us=%" PRIu64 "\n", half_max / 1000);
@@ -525,32 +722,96 @@ static void print_summary(Scanner *scanners, uint64_t duration_ns) {
         printf("events_lost=%" PRIu64 "\n", n_events_lost);
         printf("seqnum_errors=%" PRIu64 "\n", n_seqnum_errors);
         printf("vf_adds=%" PRIu64 "\n", adds);
+        printf("vf_removes=%" PRIu64 "\n", removes);
         printf("vf_adds_partial=%" PRIu64 "\n", n_adds_partial);
         printf("vf_adds_not_once=%u\n", not_once);
+        printf("vf_adds_double=%" PRIu64 "\n", adds_double);
         printf("vf_events_before_add=%u\n", before_add);
+        printf("vf_unpaired=%u\n", unpaired);
+        printf("vf_remove_unconfirmed=%" PRIu64 "\n", n_remove_unconfirmed);
 }
 
-static int run(const char *pf) {
+/* /sys/bus/pci/devices/PF/KEY (sriov_offset, _stride, _totalvfs): a decimal. */
+static int read_sriov_uint(const char *pf, const char *key, unsigned *ret) {
+        char path[PATH_MAX], buf[32], *end;
+        unsigned long v;
+        int r;
+
+        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", pf, key);
+        r = read_line(path, buf, sizeof(buf));
+        if (r < 0)
+                return log_error_errno(r, "Failed to read %s: %m", path);
+        errno = 0;
+        v = strtoul(buf, &end, 10);
+        if (errno != 0 || end == buf || *end != '\0' || v > 0xffff)
+                return log_error_errno(-EINVAL, "%s: not a number below 65536: '%s'", path, buf);
+        *ret = (unsigned) v;
+        return 0;
+}
+
+/* PF i: its SR-IOV routing parameters, its VFs in vfs[], its parent. */
+static int setup_pf(size_t i) {
+        Pf *p = &pfs[i];
+        char link[PATH_MAX], path[PATH_MAX], *slash;
+        int r;
+
+        r = read_sriov_uint(p->name, "sriov_offset", &p->offset);
+        if (r >= 0)
+                r = read_sriov_uint(p->name, "sriov_stride", &p->stride);
+        if (r >= 0)
+                r = read_sriov_uint(p->name, "sriov_totalvfs", &p->total);
+        if (r < 0)
+                return r;
+        if (p->stride == 0 || p->total == 0)
+                return log_error_errno(-EINVAL, "%s: sriov_stride %u, sriov_totalvfs %u: no VFs to watch", p->name,
+                                       p->stride, p->total);
+        for (unsigned k = 0; k < p->total; k++) {
+                Vf *vf = &vfs[(p->id + p->offset + k * p->stride) & 0xffff];
+
+                if (vf->pf >= 0)
+                        return log_error_errno(-EINVAL, "%s: its VF %u's routing ID is %s's too", p->name, k,
+                                               pfs[vf->pf].name);
+                vf->pf = (int8_t) i;
+        }
+        snprintf(link, sizeof(link), "/sys/bus/pci/devices/%s", p->name);
+        if (!realpath(link, path))
+                return log_error_errno(-errno, "Failed to resolve %s: %m", link);
+        slash = strrchr(path, '/');
+        *slash = '\0';
+        if (strncmp(path, "/sys/", 5) != 0)
+                return log_error_errno(-EINVAL, "%s is not below /sys", path);
+        for (p->parent = 0; p->parent < n_parents; p->parent++)
+                if (strcmp(parents[p->parent].path, path) == 0)
+                        return 0;
+        strcpy(parents[n_parents].path, path);
+        parents[n_parents].fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (parents[n_parents].fd < 0)
+                return log_error_errno(-errno, "Failed to open %s: %m", path);
+        n_parents++;
+        return 0;
+}
+
+static int run(void) {
         _cleanup_free_ Scanner *scanners = NULL;
-        char link[PATH_MAX], *slash;
         sigset_t mask;
         uint64_t t_end;
         int r, sig;
 
-        snprintf(link, sizeof(link), "/sys/bus/pci/devices/%s", pf);
-        if (!realpath(link, parent))
-                return log_error_errno(-errno, "Failed to resolve %s: %m", link);
-        slash = strrchr(parent, '/');
-        *slash = '\0';
-        if (strncmp(parent, "/sys/", 5) != 0)
-                return log_error_errno(-EINVAL, "%s is not below /sys", parent);
-        parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (parent_fd < 0)
-                return log_error_errno(-errno, "Failed to open %s: %m", parent);
         vfs = calloc(N_IDS, sizeof(Vf));
         scanners = calloc(arg_scanners, sizeof(Scanner));
         if (!vfs || !scanners)
                 return log_error_errno(-ENOMEM, "Out of memory");
+        for (unsigned id = 0; id < N_IDS; id++)
+                vfs[id].pf = -1;
+        for (size_t i = 0; i < n_pfs; i++) {
+                r = setup_pf(i);
+                if (r < 0)
+                        return r;
+        }
+        /* The PFs themselves are not VFs (a VF routing ID of another PF). */
+        for (size_t i = 0; i < n_pfs; i++)
+                if (vfs[pfs[i].id].pf >= 0)
+                        return log_error_errno(-EINVAL, "%s is a VF of %s", pfs[i].name, pfs[vfs[pfs[i].id].pf].name);
         for (unsigned i = 0; i < arg_scanners; i++) {
                 scanners[i].records = malloc(MAX_RECORDS * sizeof(Record));
                 if (!scanners[i].records)
@@ -611,14 +872,28 @@ static int run(const char *pf) {
 int main(int argc, char *argv[]) {
         if (parse_argv(argc, argv) < 0) {
                 fprintf(stderr, "usage: tb-sysfs-watch [--scanners N] [--entries LIST] [--events FILE]\n"
-                                "                      [--log FILE] [--ready FILE] PFBDF\n");
+                                "                      [--log FILE] [--ready FILE] PFBDF...\n");
                 return 2;
         }
         if (parse_entries() < 0)
                 return 2;
-        if (!parse_bdf(argv[optind], &pf_domain, &pf_id)) {
-                log_error("'%s' is not a PCI address (DDDD:BB:DD.F)", argv[optind]);
-                return 2;
+        for (int i = optind; i < argc; i++) {
+                unsigned domain, id;
+
+                if (!parse_bdf(argv[i], &domain, &id)) {
+                        log_error("'%s' is not a PCI address (DDDD:BB:DD.F)", argv[i]);
+                        return 2;
+                }
+                if (n_pfs > 0 && domain != pf_domain) {
+                        log_error("%s: all PFs must be in one PCI domain (%04x)", argv[i], pf_domain);
+                        return 2;
+                }
+                if (n_pfs == MAX_PFS) {
+                        log_error("More than %d PFs", MAX_PFS);
+                        return 2;
+                }
+                pf_domain = domain;
+                pfs[n_pfs++] = (Pf) { .name = argv[i], .id = id };
         }
-        return run(argv[optind]) < 0 ? 1 : 0;
+        return run() < 0 ? 1 : 0;
 }

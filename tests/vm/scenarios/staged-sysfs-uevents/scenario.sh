@@ -3,8 +3,10 @@
 # tb-sysfs-watch (tests/vm/tb-sysfs-watch.c) runs while the VFs are added:
 # a scanner thread reads the PF's parent directory in a tight loop and
 # looks up, in every VF directory it finds, the entries device_add()
-# creates (ENTRIES); a directory lacking any is half-built (the base
-# kernel shows a VF's directory while device_add() still fills it).  Its
+# creates and the VF's links (ENTRIES: physfn in the VF's directory, and
+# @virtfn, the PF's virtfnN link to it); a directory lacking any is
+# half-built (the base kernel shows a VF's directory while device_add()
+# still fills it, and makes both links after device_add()).  Its
 # netlink uevent monitor (NETLINK_KOBJECT_UEVENT, no udevd) logs SEQNUM
 # ACTION DEVPATH and, at a VF's add, whether its directory was complete.
 # Then two VFs are bound to vfio-pci.  Checks: the watcher saw every VF
@@ -13,7 +15,7 @@
 # complete at its add; its bind follows its add; SEQNUMs rise; no event
 # lost.
 N=32
-ENTRIES=uevent,subsystem,config,vendor,device,driver_override,iommu_group
+ENTRIES=uevent,subsystem,config,vendor,device,driver_override,iommu_group,physfn,@virtfn
 
 watch_value() { sed -n "s/^$1=//p" /tmp/watch.out; }
 
@@ -42,8 +44,9 @@ stage1() {
 	tb_check "tb-sysfs-watch ran" test -s /tmp/watch.out
 	sed 's/^/watch: /' /tmp/watch.out /tmp/watch.err | tb_info
 	head -5 /tmp/half.log | sed 's/^/half-built: /' | tb_info
+	grep ' partial:' /tmp/ev.log | head -5 | sed 's/^/add read partial: /' | tb_info
 	tb_info </tmp/ev.log
-	for k in scans scan_us vf_dirs half_built half_built_vfs half_built_mean_us half_built_max_us events; do
+	for k in scans scan_us vf_dirs half_built half_built_vfs half_built_mean_us half_built_max_us events vf_adds_partial; do
 		tb_figure "watch_$k" "$(watch_value $k)" "$(case $k in *_us) echo us ;; *) echo count ;; esac)"
 	done
 	tb_check "the watcher saw $N VF directories, all complete in the end" \

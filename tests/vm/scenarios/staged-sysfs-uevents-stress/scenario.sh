@@ -1,0 +1,107 @@
+# Staged sysfs seen from userspace at scale: 127 VFs on each of 4 nvme PFs
+# enabled and disabled ITER times (luod_tb.iter=N, default 10; odd rounds
+# the four sriov_numvfs writes from four processes at once, even rounds PF
+# after PF; round 1 binds VF 0 of each PF to vfio-pci) while tb-sysfs-watch
+# (tests/vm/tb-sysfs-watch.c) watches all four PFs: a scanner thread reads
+# the PFs' parent directories in a loop and looks up, in every VF directory
+# it finds, the entries device_add() creates and the VF's links (ENTRIES;
+# @virtfn is the PF's virtfnN link to the VF); its netlink uevent monitor
+# (NETLINK_KOBJECT_UEVENT, what `udevadm monitor --kernel` shows) checks
+# each VF's add against the same entries.  A VF's remove makes the scanner
+# wait until its directory is gone, then look at the next round's afresh.
+# Checks: every VF directory of every round seen, and seen complete, never
+# half-built; every VF added and removed once a round (ITER x 508 each),
+# every add complete, no event of a VF while it is not present, no add
+# twice; SEQNUMs rise; no uevent lost.
+# The base kernel fails it (bench/staged-sysfs/uevents runs the one-PF
+# scenario on both kernels).
+N=127
+ITER=$(tb_arg iter || echo 10)
+ENTRIES=uevent,subsystem,config,vendor,device,driver_override,iommu_group,physfn,@virtfn
+D=/sys/bus/pci/devices
+
+watch_value() { sed -n "s/^$1=//p" /tmp/watch.out; }
+nvfs() { set -- $D/*/physfn; [ -e "$1" ] && echo $# || echo 0; }
+
+write_all() {  # $1 to every PF's sriov_numvfs, $2 parallel|serial
+	rc=0
+	if [ "$2" = parallel ]; then
+		pids=
+		for pf in $pfs; do echo "$1" >$D/$pf/sriov_numvfs & pids="$pids $!"; done
+		for p in $pids; do wait $p || rc=1; done
+	else
+		for pf in $pfs; do echo "$1" >$D/$pf/sriov_numvfs || rc=1; done
+	fi
+	return $rc
+}
+
+stage1() {
+	pfs=$(tb_pfs)
+	npf=$(echo "$pfs" | wc -w)
+	tb_check "4 SR-IOV PFs" test "$npf" -eq 4
+	tb_set_autoprobe 0
+	tb-sysfs-watch --entries "$ENTRIES" --events /tmp/ev.log --log /tmp/half.log \
+		--ready /tmp/watch-ready $pfs >/tmp/watch.out 2>/tmp/watch.err &
+	watch_pid=$!
+	n=0
+	until [ -e /tmp/watch-ready ]; do
+		n=$((n + 1))
+		[ $n -gt 100 ] && tb_abort "tb-sysfs-watch did not start: $(cat /tmp/watch.err)"
+		sleep 0.1
+	done
+	echo "$ITER rounds of $N VFs on each of $(echo $pfs); odd rounds parallel, even serial" | tb_info
+	r=1 bad=0
+	while [ $r -le "$ITER" ]; do
+		if [ $((r % 2)) -eq 1 ]; then mode=parallel; else mode=serial; fi
+		t0=$(tb_us)
+		write_all $N $mode || { tb_check "round $r ($mode): writing $N to sriov_numvfs" false; bad=1; }
+		t1=$(tb_us)
+		n=$(nvfs)
+		[ "$n" -eq $((npf * N)) ] ||
+			{ tb_check "round $r ($mode): $((npf * N)) VFs after enable (have $n)" false; bad=1; }
+		if [ $r -eq 1 ]; then
+			for pf in $pfs; do
+				v=$(basename "$(readlink $D/$pf/virtfn0)")
+				tb_check "round 1: $v bound to vfio-pci" tb_bind_vfio "$v"
+			done
+		fi
+		write_all 0 $mode || { tb_check "round $r ($mode): writing 0 to sriov_numvfs" false; bad=1; }
+		t2=$(tb_us)
+		[ "$(nvfs)" -eq 0 ] || { tb_check "round $r ($mode): no VFs after disable" false; bad=1; }
+		tb_figure "round-$r-enable-ms" "$(tb_elapsed_ms "$t0" "$t1")" ms
+		tb_figure "round-$r-ms" "$(tb_elapsed_ms "$t0" "$t2")" ms
+		[ $bad -eq 0 ] || break
+		# Let the scanner see every removed directory gone before
+		# the next round creates it again.
+		sleep 0.5
+		r=$((r + 1))
+	done
+	kill -TERM $watch_pid
+	wait $watch_pid
+	tb_check "tb-sysfs-watch ran" test -s /tmp/watch.out
+	sed 's/^/watch: /' /tmp/watch.out /tmp/watch.err | tb_info
+	head -5 /tmp/half.log | sed 's/^/half-built: /' | tb_info
+	grep ' partial:' /tmp/ev.log | head -5 | sed 's/^/add read partial: /' | tb_info
+	grep -c . /tmp/ev.log | sed 's/^/uevents logged: /' | tb_info
+	for k in scans scan_us vf_sightings half_built half_built_vfs half_built_mean_us half_built_max_us events vf_adds; do
+		tb_figure "watch_$k" "$(watch_value $k)" "$(case $k in *_us) echo us ;; *) echo count ;; esac)"
+	done
+	rounds=$((r - 1))
+	want=$((rounds * npf * N))
+	tb_check "$ITER rounds ran ($rounds)" test "$rounds" -eq "$ITER"
+	tb_check "every VF directory of every round seen, and seen complete ($want; $(watch_value vf_sightings) seen, $(watch_value vf_completions) complete)" \
+		test "$(watch_value vf_sightings):$(watch_value vf_completions)" = "$want:$want"
+	tb_check "no half-built VF directory seen ($(watch_value half_built) times, $(watch_value half_built_vfs) VFs, in $(watch_value scans) scans)" \
+		test "$(watch_value half_built)" -eq 0
+	tb_check "every VF added and removed once a round ($want; $(watch_value vf_adds) adds, $(watch_value vf_removes) removes)" \
+		test "$(watch_value vf_adds):$(watch_value vf_removes):$(watch_value vf_unpaired)" = "$want:$want:0"
+	tb_check "every add read with the VF's directory complete ($(watch_value vf_adds_partial) not)" \
+		test "$(watch_value vf_adds_partial)" -eq 0
+	tb_check "no VF event while the VF is not present, no add twice ($(watch_value vf_events_before_add) VFs, $(watch_value vf_adds_double) adds)" \
+		test "$(watch_value vf_events_before_add):$(watch_value vf_adds_double)" = "0:0"
+	tb_check "every removed VF directory seen gone before its next add ($(watch_value vf_remove_unconfirmed) not)" \
+		test "$(watch_value vf_remove_unconfirmed)" -eq 0
+	tb_check "no uevent lost" test "$(watch_value events_lost)" -eq 0
+	tb_check "SEQNUMs rise ($(watch_value seqnum_errors) did not)" test "$(watch_value seqnum_errors)" -eq 0
+	tb_finish
+}

@@ -11,6 +11,8 @@
 # base-lockdep, patched-lockdep: the same trees, config tinyconfig +
 #          guest.config + kernel/lockdep.config (PROVE_LOCKING, raised
 #          lockdep tables); objects in their own build/<variant>.
+# LUOD_PATCHED_AS_IS=1: build the patched work tree as checked out, without
+#          (re)applying the series (kernel/check-prefixes.sh).
 # Build trees, objects and ccache live in the cache directory (LUOD_CACHE,
 # default ~/.cache/luod-testbed), never in git.  Prints the bzImage path of
 # each variant on stdout.  An unchanged variant is a no-op (~seconds).
@@ -38,6 +40,14 @@ series_patches() {
 
 prepare_patched() {
 	local tree=$cache/work/patched/src stamp want
+	# kernel/check-prefixes.sh checks out each prefix of the series in a
+	# private copy of this tree and builds it as it stands.
+	if [[ ${LUOD_PATCHED_AS_IS:-0} == 1 ]]; then
+		[[ -d $tree/.git ]] || { log "LUOD_PATCHED_AS_IS=1 but there is no tree at $tree"; exit 1; }
+		log "patched: building the tree as it stands ($(git -C "$tree" log -1 --format=%s))"
+		echo "$tree"
+		return
+	fi
 	want=$( { cat "$here/series"; series_patches | xargs -r cat; } | sha256sum | cut -d' ' -f1)
 	if [[ ! -d $tree/.git ]]; then
 		log "creating patched work tree (git) at $tree"

@@ -85,7 +85,7 @@ typedef struct Vf {
         uint32_t half_built;    /* observations, all rounds, atomic */
         uint32_t sightings;     /* UNSEEN -> SEEN/COMPLETE, atomic */
         uint32_t completions;   /* -> COMPLETE, atomic */
-        uint64_t first_seen_ns; /* by a scanner; first writer wins */
+        uint64_t first_seen_ns; /* by the scanner that saw it first this round */
         uint64_t first_half_ns;
         uint64_t last_half_ns;
         uint64_t complete_ns;
@@ -143,6 +143,8 @@ static size_t n_parents;
 static unsigned pf_domain;
 static Vf *vfs;
 static uint32_t n_removed;      /* VFs in VF_REMOVED, atomic */
+static uint64_t n_teardown_sightings; /* incomplete, but removed meanwhile, atomic */
+static uint32_t n_thread_errors;      /* scanners or the monitor that died, atomic */
 static uint64_t t0_ns;
 static volatile bool stopping;
 
@@ -150,7 +152,7 @@ static volatile bool stopping;
 static int nl_fd = -1;
 static pthread_t monitor_thread;
 static FILE *events_file;
-static uint64_t n_events, n_seqnum_errors, n_events_lost, n_adds_partial, n_remove_unconfirmed;
+static uint64_t n_events, n_seqnum_errors, n_events_lost, n_adds_partial, n_adds_gone, n_remove_unconfirmed;
 
 static uint64_t now_ns(void) {
         struct timespec ts;
@@ -261,6 +263,12 @@ static void scan_entry(Scanner *s, size_t parent, int dirfd, const char *name, u
         t = now_ns();
         if (missing < 0)
                 return;
+        /* Its remove read meanwhile: what is missing may be the teardown's
+         * doing (device_del() removes entries before KOBJ_REMOVE). */
+        if (missing != 0 && __atomic_load_n(&vf->state, __ATOMIC_RELAXED) == VF_REMOVED) {
+                __atomic_add_fetch(&n_teardown_sightings, 1, __ATOMIC_RELAXED);
+                return;
+        }
         if (state == VF_UNSEEN) {
                 uint8_t unseen = VF_UNSEEN;
 
@@ -294,8 +302,8 @@ static void scan_entry(Scanner *s, size_t parent, int dirfd, const char *name, u
 }
 
 /* After a whole scan of parent that started at scan_start: a removed VF it
- * did not list is gone; its next directory is a new round's.  The round's
- * half-built span is added up first. */
+ * did not list is gone; its next directory is a new round's.  (The round's
+ * half-built span was added up by the monitor at the remove.) */
 static void confirm_removed(size_t parent, uint64_t scan_start) {
         if (__atomic_load_n(&n_removed, __ATOMIC_RELAXED) == 0)
                 return;
@@ -362,6 +370,8 @@ static void *scanner_main(void *userdata) {
                 s->scans++;
         }
 out:
+        if (!__atomic_load_n(&stopping, __ATOMIC_RELAXED))
+                __atomic_add_fetch(&n_thread_errors, 1, __ATOMIC_RELAXED);
         for (size_t i = 0; i < n_parents; i++)
                 if (fds[i] >= 0)
                         (void) close(fds[i]);
@@ -383,7 +393,7 @@ static void end_round(Vf *vf) {
         uint64_t first = __atomic_load_n(&vf->first_half_ns, __ATOMIC_RELAXED);
         uint64_t last = __atomic_load_n(&vf->last_half_ns, __ATOMIC_RELAXED);
 
-        if (first != 0) {
+        if (first != 0 && last >= first) {
                 vf->half_span_ns += last - first;
                 vf->half_span_max_ns = MAX(vf->half_span_max_ns, last - first);
         }
@@ -428,7 +438,12 @@ static void handle_uevent(const char *buf, size_t len, uint64_t *last_seqnum) {
                         vf->adds++;
                         vf->present = true;
                         state = "complete";
-                        if (missing != 0) {
+                        if (missing < 0) {
+                                /* Read after the directory was gone (a
+                                 * monitor behind an enable and disable). */
+                                state = "gone";
+                                n_adds_gone++;
+                        } else if (missing != 0) {
                                 size_t l = strlen("partial:");
 
                                 memcpy(partial, "partial:", l + 1);
@@ -492,8 +507,10 @@ static void *monitor_main(void *userdata) {
                         }
                         if (errno == EINTR || (errno == EAGAIN && !stop))
                                 continue;
-                        if (errno != EAGAIN)
+                        if (errno != EAGAIN) {
                                 log_error_errno(-errno, "Failed to read the uevent socket: %m");
+                                __atomic_add_fetch(&n_thread_errors, 1, __ATOMIC_RELAXED);
+                        }
                         break;
                 }
                 if (sa.nl_pid != 0) /* not the kernel's */
@@ -655,11 +672,18 @@ static int write_log(Scanner *scanners) {
  *   vf_unpaired           VFs whose adds are neither their removes nor
  *                         their removes + 1
  *   vf_remove_unconfirmed VF adds read before a scan had seen the VF's
- *                         previous directory gone */
+ *                         previous directory gone
+ *   vf_adds_gone          adds read when the VF's directory was already gone
+ *   vf_adds_min, vf_adds_max  fewest and most adds of one VF (among the VFs
+ *                         with any add, sighting or event)
+ *   teardown_sightings    incomplete directories not counted as half-built:
+ *                         the VF's remove was read meanwhile
+ *   thread_errors         scanners or the monitor that stopped on an error */
 static void print_summary(Scanner *scanners, uint64_t duration_ns) {
         uint64_t scans = 0, half = 0, dropped = 0, half_max = 0, half_sum = 0, complete_max = 0, adds = 0,
                  removes = 0, sightings = 0, completions = 0, adds_double = 0;
         unsigned dirs = 0, complete = 0, half_vfs = 0, not_once = 0, before_add = 0, unpaired = 0;
+        unsigned adds_min = UINT_MAX, adds_max = 0;
 
         for (unsigned i = 0; i < arg_scanners; i++) {
                 scans += scanners[i].scans;
@@ -675,6 +699,8 @@ static void print_summary(Scanner *scanners, uint64_t duration_ns) {
                 if (vf->sightings == 0 && vf->adds == 0 && vf->removes == 0 && vf->events_absent == 0)
                         continue;
                 adds += vf->adds;
+                adds_min = vf->adds < adds_min ? vf->adds : adds_min;
+                adds_max = MAX(adds_max, vf->adds);
                 removes += vf->removes;
                 adds_double += vf->adds_double;
                 sightings += vf->sightings;
@@ -729,6 +755,11 @@ static void print_summary(Scanner *scanners, uint64_t duration_ns) {
         printf("vf_events_before_add=%u\n", before_add);
         printf("vf_unpaired=%u\n", unpaired);
         printf("vf_remove_unconfirmed=%" PRIu64 "\n", n_remove_unconfirmed);
+        printf("vf_adds_gone=%" PRIu64 "\n", n_adds_gone);
+        printf("vf_adds_min=%u\n", adds_min == UINT_MAX ? 0 : adds_min);
+        printf("vf_adds_max=%u\n", adds_max);
+        printf("teardown_sightings=%" PRIu64 "\n", n_teardown_sightings);
+        printf("thread_errors=%u\n", n_thread_errors);
 }
 
 /* /sys/bus/pci/devices/PF/KEY (sriov_offset, _stride, _totalvfs): a decimal. */

@@ -54,6 +54,8 @@ stage1() {
 	tb_check "no half-built VF directory seen ($(watch_value half_built) times, $(watch_value half_built_vfs) VFs, in $(watch_value scans) scans)" \
 		test "$(watch_value half_built)" -eq 0
 	tb_check "no uevent lost" test "$(watch_value events_lost)" -eq 0
+	tb_check "the watcher's threads ran to the end ($(watch_value thread_errors) stopped on an error)" \
+		test "$(watch_value thread_errors)" -eq 0
 	tb_check "SEQNUMs rise ($(watch_value seqnum_errors) did not)" test "$(watch_value seqnum_errors)" -eq 0
 	tb_check "$N VF adds, each VF exactly one, none partial, no VF event before its add" \
 		test "$(watch_value vf_adds):$(watch_value vf_adds_not_once):$(watch_value vf_adds_partial):$(watch_value vf_events_before_add)" = "$N:0:0:0"

@@ -23,6 +23,14 @@ cache=${LUOD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/luod-testbed}
 jobs=${JOBS:-$(nproc)}
 log() { printf 'kernel/build: %s\n' "$*" >&2; }
 
+# One build at a time writes the cache's trees (kernel/check-prefixes.sh
+# copies them under the same lock); its own private-namespace builds
+# (LUOD_PATCHED_AS_IS=1) touch only its copies.
+if [[ ${LUOD_PATCHED_AS_IS:-0} != 1 ]]; then
+	mkdir -p "$cache"
+	exec 8>"$cache/build.lock"
+	flock -n 8 || { log "waiting for another kernel build ($cache/build.lock)"; flock 8; }
+fi
 base_tree=$("$here/fetch-source.sh")
 export CCACHE_DIR=${CCACHE_DIR:-$cache/ccache}
 export CCACHE_BASEDIR=$cache CCACHE_NOHASHDIR=1 CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime

@@ -13,19 +13,28 @@
 #                  exists (the existing driver-core suites alone)
 #   --keep         keep the private trees afterwards (~2.5 GB)
 #
-# How: the patched work tree and its object directories are copied (mtimes
-# kept) and, in a private mount namespace (unshare -m; needs root), the copies
-# are bind-mounted over the paths kernel/build.sh uses.  Each prefix is then
-# `git checkout` in the copy and built incrementally, the way `git rebase
-# --exec make` checks a series: kbuild's dependency files rebuild every object
-# whose source, headers or config changed.  Same paths mean ccache hits for
-# prefixes whose headers match a state built before; the test bed's own trees
-# and kernels are never touched.  A prefix that changes a widely included
-# header (kernfs.h, sysfs.h, kobject.h, device.h) recompiles most of the
-# kernel: expect ~40-60 min for the whole series on 2 cores.
+# How: `kernel/build.sh patched` first brings the patched work tree and its
+# objects up to date (the only change to the test bed's own trees); then the
+# tree and its object directories are copied (mtimes kept) and, in a private
+# mount namespace (unshare -m; needs root), the copies are bind-mounted over
+# the paths kernel/build.sh uses.  Every commit of the copy must be its
+# patch file (same `git patch-id --stable`) and the copy clean.  Each prefix
+# is then `git checkout` in the copy and built incrementally, the way `git
+# rebase --exec make` checks a series: kbuild's dependency files rebuild
+# every object whose source, headers or config changed; the objects of
+# files that only later patches add are deleted first (else kbuild would
+# link the full series' leftover object), and the config is regenerated
+# and checked (build.sh) at every prefix.  Same paths mean ccache hits for
+# prefixes whose headers match a state built before.  A prefix that changes
+# a widely included header (kernfs.h, sysfs.h, kobject.h, device.h)
+# recompiles most of the kernel: ~30 min each on 2 cores shared with VM
+# runs, ~1.5-2 h for the whole series.
 #
-# Prints one line per prefix (PASS/FAIL, seconds) and writes the full log
-# to $cache/prefixes/log.  Exit status: 0 when every prefix passed.
+# Checks one config (the guest's, x86_64, everything built in) and, from
+# the KUnit suite on, UML's KUnit config: not SYSFS=n / PCI_IOV=n stubs.
+# Prints one line per prefix (PASS/FAIL, seconds, compiler warnings) and
+# writes the full log to $cache/prefixes/log.  Exit status: 0 when every
+# prefix passed.
 set -euo pipefail
 shopt -s inherit_errexit
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,6 +53,8 @@ while (($#)); do
 	*) log "unknown argument '$1'"; exit 2 ;;
 	esac
 done
+[[ $from =~ ^[0-9]+$ && $to =~ ^[0-9]+$ ]] && ((from >= 1)) && ((to == 0 || to >= from)) ||
+	{ log "--from/--to: want 1 <= FROM <= TO (TO 0: the last patch)"; exit 2; }
 
 if [[ ${LUOD_PREFIX_INNER:-0} != 1 ]]; then
 	((EUID == 0)) || { log "needs root (unshare -m for a private mount namespace)"; exit 2; }
@@ -52,11 +63,16 @@ if [[ ${LUOD_PREFIX_INNER:-0} != 1 ]]; then
 	priv=$cache/prefixes
 	rm -rf "$priv"
 	mkdir -p "$priv"
+	# kernel/build.sh's lock: no build writes the trees while they are copied.
+	exec 8>"$cache/build.lock"
+	flock 8
 	log "copying the patched tree and objects to $priv (mtimes kept)"
 	cp -a "$cache/work/patched/src" "$priv/src"
 	cp -a "$cache/build/patched" "$priv/build-patched"
 	mkdir -p "$cache/build/kunit"
 	cp -a "$cache/build/kunit" "$priv/build-kunit"
+	flock -u 8
+	exec 8>&-
 	args=(--from "$from" --to "$to")
 	((kunit)) || args+=(--no-kunit)
 	((kunit_all)) && args+=(--kunit-all)
@@ -74,7 +90,10 @@ if [[ ${LUOD_PREFIX_INNER:-0} != 1 ]]; then
 	exit "$rc"
 fi
 
-# Inside the private mount namespace.
+# Inside the private mount namespace (never bind-mount over the real trees
+# in the init namespace).
+[[ $(readlink /proc/self/ns/mnt) != "$(readlink /proc/1/ns/mnt)" ]] ||
+	{ log "inner mode outside a private mount namespace: refusing"; exit 2; }
 priv=$LUOD_PREFIX_PRIV
 mount --bind "$priv/src" "$cache/work/patched/src"
 mount --bind "$priv/build-patched" "$cache/build/patched"
@@ -83,6 +102,17 @@ tree=$cache/work/patched/src
 mapfile -t commits < <(git -C "$tree" rev-list --reverse luod-base..HEAD)
 n=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/series" | wc -l)
 ((${#commits[@]} == n)) || { log "the tree has ${#commits[@]} commits on luod-base, kernel/series names $n"; exit 1; }
+# The commits are the patch files, in order, and the tree is clean.
+mapfile -t pfiles < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/series")
+for ((k = 1; k <= n; k++)); do
+	want=$(git -C "$tree" patch-id --stable <"$here/${pfiles[k - 1]}" | cut -d' ' -f1)
+	have=$(git -C "$tree" show "${commits[k - 1]}" | git -C "$tree" patch-id --stable | cut -d' ' -f1)
+	[[ -n $want && $want == "$have" ]] ||
+		{ log "commit $k of the tree is not ${pfiles[k - 1]} (patch-id ${have:-none} vs ${want:-none})"; exit 1; }
+done
+[[ -z $(git -C "$tree" status --porcelain --untracked-files=no) ]] ||
+	{ log "the patched tree has uncommitted changes"; exit 1; }
+log "the tree's $n commits are kernel/series' patches (patch-id), tree clean"
 ((to == 0 || to > n)) && to=$n
 final_bz=$(sha256sum "$cache/build/patched/arch/x86/boot/bzImage" | cut -d' ' -f1)
 log "prefixes $from..$to of $n; the full series' bzImage is ${final_bz:0:12}"
@@ -93,11 +123,23 @@ for ((k = from; k <= to; k++)); do
 	subj=$(git -C "$tree" log -1 --format=%s "$c")
 	git -C "$tree" checkout -q --detach "$c"
 	echo "=== prefix $k: $subj"
+	# Files that only later patches add: their objects (left by the full
+	# series' build) must not be linked into this prefix.
+	while read -r f; do
+		case $f in *.c|*.S) ;; *) continue ;; esac
+		for out in "$cache/build/patched" "$cache/build/kunit"; do
+			o=$out/${f%.*}.o
+			rm -f "$o" "$(dirname "$o")/.$(basename "$o").cmd"
+		done
+	done < <(git -C "$tree" diff --name-only --diff-filter=A "$c" "${commits[n - 1]}")
+	# Regenerate and check the config at this prefix (build.sh).
+	rm -f "$cache/build/patched/.luod-config.sha256"
 	t0=$SECONDS
 	res=PASS
-	LUOD_PATCHED_AS_IS=1 bash "$here/build.sh" patched || res=FAIL
+	LUOD_PATCHED_AS_IS=1 bash "$here/build.sh" patched 2>&1 | tee "$priv/prefix-$k.out" || res=FAIL
 	tb=$((SECONDS - t0))
-	line="prefix $(printf '%2d' "$k") bzImage $res ${tb} s"
+	warn=$(grep -c 'warning:' "$priv/prefix-$k.out" || true)
+	line="prefix $(printf '%2d' "$k") bzImage $res ${tb} s, $warn warnings"
 	if [[ $res == PASS ]]; then
 		sum=$(sha256sum "$cache/build/patched/arch/x86/boot/bzImage" | cut -d' ' -f1)
 		line+=" (${sum:0:12})"
@@ -108,6 +150,7 @@ for ((k = from; k <= to; k++)); do
 		kres=PASS
 		out=$(LUOD_PATCHED_AS_IS=1 bash "$here/kunit.sh" 2>&1) || kres=FAIL
 		printf '%s\n' "$out"
+		warn=$((warn + $(printf '%s\n' "$out" | grep -c 'warning:' || true)))
 		# kunit.py's summary: "Testing complete. Ran N tests: passed: P, ..."
 		summary=$(printf '%s\n' "$out" | grep -o 'Ran [0-9]* tests.*' | tail -n1 | sed 's/\x1b\[[0-9;]*m//g')
 		[[ -n $summary ]] || kres=FAIL
@@ -116,6 +159,7 @@ for ((k = from; k <= to; k++)); do
 	fi
 	echo "$line $subj"
 	[[ $res == PASS ]] || failed=$((failed + 1))
+	((warn == 0)) || log "prefix $k: $warn compiler warnings (see $priv/log)"
 done
 if ((to == n)) && [[ $(sha256sum "$cache/build/patched/arch/x86/boot/bzImage" | cut -d' ' -f1) != "$final_bz" ]]; then
 	log "note: the last prefix's bzImage differs from the full build's (not byte-reproducible incrementally)"

@@ -129,6 +129,36 @@ tb_enable_vfs() {
 	tb_elapsed_ms "$t0" "$t1"
 }
 
+# Writes $1 to the sriov_numvfs of every PF in $pfs: from one process per
+# PF at once ($2 parallel) or PF after PF ($2 serial); non-zero if a write
+# failed.
+tb_write_numvfs_all() {
+	_rc=0
+	if [ "$2" = parallel ]; then
+		_pids=
+		for _pf in $pfs; do echo "$1" >"/sys/bus/pci/devices/$_pf/sriov_numvfs" & _pids="$_pids $!"; done
+		for _p in $_pids; do wait "$_p" || _rc=1; done
+	else
+		for _pf in $pfs; do echo "$1" >"/sys/bus/pci/devices/$_pf/sriov_numvfs" || _rc=1; done
+	fi
+	return $_rc
+}
+
+# Starts tb-sysfs-watch with arguments "$@" (summary to /tmp/watch.out,
+# errors to /tmp/watch.err), sets watch_pid, and returns once it watches
+# (--ready /tmp/watch-ready); aborts the scenario after 10 s.
+tb_sysfs_watch_start() {
+	rm -f /tmp/watch-ready
+	tb-sysfs-watch --ready /tmp/watch-ready "$@" >/tmp/watch.out 2>/tmp/watch.err &
+	watch_pid=$!
+	_n=0
+	until [ -e /tmp/watch-ready ]; do
+		_n=$((_n + 1))
+		[ $_n -gt 100 ] && tb_abort "tb-sysfs-watch did not start: $(cat /tmp/watch.err)"
+		sleep 0.1
+	done
+}
+
 # Sets sriov_drivers_autoprobe of every PF to $1 (0: VFs appear unbound).
 tb_set_autoprobe() {
 	for pf in $(tb_pfs); do echo "$1" >"/sys/bus/pci/devices/$pf/sriov_drivers_autoprobe"; done

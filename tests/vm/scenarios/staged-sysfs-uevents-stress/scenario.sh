@@ -23,17 +23,6 @@ D=/sys/bus/pci/devices
 watch_value() { sed -n "s/^$1=//p" /tmp/watch.out; }
 nvfs() { set -- $D/*/physfn; [ -e "$1" ] && echo $# || echo 0; }
 
-write_all() {  # $1 to every PF's sriov_numvfs, $2 parallel|serial
-	rc=0
-	if [ "$2" = parallel ]; then
-		pids=
-		for pf in $pfs; do echo "$1" >$D/$pf/sriov_numvfs & pids="$pids $!"; done
-		for p in $pids; do wait $p || rc=1; done
-	else
-		for pf in $pfs; do echo "$1" >$D/$pf/sriov_numvfs || rc=1; done
-	fi
-	return $rc
-}
 
 stage1() {
 	pfs=$(tb_pfs)
@@ -41,21 +30,13 @@ stage1() {
 	tb_check "4 SR-IOV PFs" test "$npf" -eq 4
 	tb_check "at least one round (luod_tb.iter=$ITER)" test "$ITER" -ge 1
 	tb_set_autoprobe 0
-	tb-sysfs-watch --entries "$ENTRIES" --events /tmp/ev.log --log /tmp/half.log \
-		--ready /tmp/watch-ready $pfs >/tmp/watch.out 2>/tmp/watch.err &
-	watch_pid=$!
-	n=0
-	until [ -e /tmp/watch-ready ]; do
-		n=$((n + 1))
-		[ $n -gt 100 ] && tb_abort "tb-sysfs-watch did not start: $(cat /tmp/watch.err)"
-		sleep 0.1
-	done
+	tb_sysfs_watch_start --entries "$ENTRIES" --events /tmp/ev.log --log /tmp/half.log $pfs
 	echo "$ITER rounds of $N VFs on each of $(echo $pfs); odd rounds parallel, even serial" | tb_info
 	r=1 bad=0
 	while [ $r -le "$ITER" ]; do
 		if [ $((r % 2)) -eq 1 ]; then mode=parallel; else mode=serial; fi
 		t0=$(tb_us)
-		write_all $N $mode || { tb_check "round $r ($mode): writing $N to sriov_numvfs" false; bad=1; }
+		tb_write_numvfs_all $N $mode || { tb_check "round $r ($mode): writing $N to sriov_numvfs" false; bad=1; }
 		t1=$(tb_us)
 		n=$(nvfs)
 		[ "$n" -eq $((npf * N)) ] ||
@@ -66,7 +47,7 @@ stage1() {
 				tb_check "round 1: $v bound to vfio-pci" tb_bind_vfio "$v"
 			done
 		fi
-		write_all 0 $mode || { tb_check "round $r ($mode): writing 0 to sriov_numvfs" false; bad=1; }
+		tb_write_numvfs_all 0 $mode || { tb_check "round $r ($mode): writing 0 to sriov_numvfs" false; bad=1; }
 		t2=$(tb_us)
 		[ "$(nvfs)" -eq 0 ] || { tb_check "round $r ($mode): no VFs after disable" false; bad=1; }
 		tb_figure "round-$r-enable-ms" "$(tb_elapsed_ms "$t0" "$t1")" ms

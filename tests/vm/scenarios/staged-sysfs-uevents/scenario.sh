@@ -23,15 +23,7 @@ stage1() {
 	pf=$(tb_pfs)
 	tb_check "one SR-IOV PF" test "$(echo "$pf" | wc -w)" -eq 1
 	tb_set_autoprobe 0
-	tb-sysfs-watch --entries "$ENTRIES" --events /tmp/ev.log --log /tmp/half.log \
-		--ready /tmp/watch-ready "$pf" >/tmp/watch.out 2>/tmp/watch.err &
-	watch_pid=$!
-	n=0
-	until [ -e /tmp/watch-ready ]; do
-		n=$((n + 1))
-		[ $n -gt 100 ] && tb_abort "tb-sysfs-watch did not start: $(cat /tmp/watch.err)"
-		sleep 0.1
-	done
+	tb_sysfs_watch_start --entries "$ENTRIES" --events /tmp/ev.log --log /tmp/half.log "$pf"
 	echo $N >"/sys/bus/pci/devices/$pf/sriov_numvfs"
 	tb_check "$pf: $N VFs" test "$(tb_count_vfs "$pf")" -eq $N
 	vfs=$(tb_vfs "$pf")

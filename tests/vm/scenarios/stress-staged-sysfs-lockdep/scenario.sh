@@ -47,20 +47,6 @@ kmsg_clean() {
 }
 show_splat() { echo "luod-tb: the kernel's report:" >/dev/console; cat /tmp/splat.txt >/dev/console; }
 
-# Writes $1 to every PF's sriov_numvfs: from four processes at once
-# (parallel) or PF after PF (serial); non-zero if a write failed.
-write_all() {
-	rc=0
-	if [ "$2" = parallel ]; then
-		pids=
-		for pf in $pfs; do echo "$1" >$D/$pf/sriov_numvfs & pids="$pids $!"; done
-		for p in $pids; do wait $p || rc=1; done
-	else
-		for pf in $pfs; do echo "$1" >$D/$pf/sriov_numvfs || rc=1; done
-	fi
-	return $rc
-}
-
 vfio_bound() {  # VF $1 bound to vfio-pci, its group chardev and vfio-dev device exist
 	tb_bind_vfio "$1" && test -c "$(tb_vfio_dev "$1")" && ls -d $D/$1/vfio-dev/vfio* >/dev/null
 }
@@ -113,7 +99,7 @@ stage1() {
 		fi
 		if [ $((r % 2)) -eq 1 ]; then mode=parallel; else mode=serial; fi
 		t0=$(tb_us)
-		write_all $N $mode || { tb_check "round $r ($mode): writing $N to sriov_numvfs" false; bad=1; }
+		tb_write_numvfs_all $N $mode || { tb_check "round $r ($mode): writing $N to sriov_numvfs" false; bad=1; }
 		t1=$(tb_us)
 		n=$(nvfs)
 		[ "$n" -eq $((4 * N)) ] ||
@@ -127,7 +113,7 @@ stage1() {
 			done
 		fi
 		t2=$(tb_us)
-		write_all 0 $mode || { tb_check "round $r ($mode): writing 0 to sriov_numvfs" false; bad=1; }
+		tb_write_numvfs_all 0 $mode || { tb_check "round $r ($mode): writing 0 to sriov_numvfs" false; bad=1; }
 		t3=$(tb_us)
 		n=$(nvfs)
 		[ "$n" -eq 0 ] ||

@@ -159,6 +159,26 @@ tb_sysfs_watch_start() {
 	done
 }
 
+# The value of KEY $1 in tb-sysfs-watch's summary (/tmp/watch.out).
+tb_watch_value() { sed -n "s/^$1=//p" /tmp/watch.out; }
+
+# Stops the watcher tb_sysfs_watch_start started, checks it printed its
+# summary, shows it with the first half-built observations (/tmp/half.log)
+# and adds read partial (/tmp/ev.log), and records summary keys "$@" as
+# figures watch_KEY (*_us in us, the rest counts).
+tb_sysfs_watch_stop() {
+	kill -TERM "$watch_pid"
+	wait "$watch_pid"
+	tb_check "tb-sysfs-watch ran" test -s /tmp/watch.out
+	sed 's/^/watch: /' /tmp/watch.out /tmp/watch.err | tb_info
+	head -5 /tmp/half.log | sed 's/^/half-built: /' | tb_info
+	grep ' partial:' /tmp/ev.log | head -5 | sed 's/^/add read partial: /' | tb_info
+	for _k in "$@"; do
+		case $_k in *_us) _u=us ;; *) _u=count ;; esac
+		tb_figure "watch_$_k" "$(tb_watch_value "$_k")" "$_u"
+	done
+}
+
 # Sets sriov_drivers_autoprobe of every PF to $1 (0: VFs appear unbound).
 tb_set_autoprobe() {
 	for pf in $(tb_pfs); do echo "$1" >"/sys/bus/pci/devices/$pf/sriov_drivers_autoprobe"; done

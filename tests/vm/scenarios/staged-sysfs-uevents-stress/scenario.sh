@@ -20,7 +20,6 @@ ITER=$(tb_arg iter || echo 10)
 ENTRIES=uevent,subsystem,config,vendor,device,driver_override,iommu_group,physfn,@virtfn
 D=/sys/bus/pci/devices
 
-watch_value() { sed -n "s/^$1=//p" /tmp/watch.out; }
 nvfs() { set -- $D/*/physfn; [ -e "$1" ] && echo $# || echo 0; }
 
 
@@ -58,37 +57,30 @@ stage1() {
 		sleep 0.5
 		r=$((r + 1))
 	done
-	kill -TERM $watch_pid
-	wait $watch_pid
-	tb_check "tb-sysfs-watch ran" test -s /tmp/watch.out
-	sed 's/^/watch: /' /tmp/watch.out /tmp/watch.err | tb_info
-	head -5 /tmp/half.log | sed 's/^/half-built: /' | tb_info
-	grep ' partial:' /tmp/ev.log | head -5 | sed 's/^/add read partial: /' | tb_info
+	tb_sysfs_watch_stop scans scan_us vf_sightings half_built half_built_vfs half_built_mean_us \
+		half_built_max_us events vf_adds vf_adds_partial teardown_sightings
 	grep -c . /tmp/ev.log | sed 's/^/uevents logged: /' | tb_info
-	for k in scans scan_us vf_sightings half_built half_built_vfs half_built_mean_us half_built_max_us events vf_adds vf_adds_partial teardown_sightings; do
-		tb_figure "watch_$k" "$(watch_value $k)" "$(case $k in *_us) echo us ;; *) echo count ;; esac)"
-	done
 	rounds=$((r - 1))
 	want=$((rounds * npf * N))
 	tb_check "$ITER rounds ran ($rounds)" test "$rounds" -eq "$ITER"
-	tb_check "every VF directory of every round seen, and seen complete ($want; $(watch_value vf_sightings) seen, $(watch_value vf_completions) complete)" \
-		test "$(watch_value vf_sightings):$(watch_value vf_completions)" = "$want:$want"
-	tb_check "no half-built VF directory seen ($(watch_value half_built) times, $(watch_value half_built_vfs) VFs, in $(watch_value scans) scans)" \
-		test "$(watch_value half_built)" -eq 0
-	tb_check "every VF added and removed once a round ($want; $(watch_value vf_adds) adds, $(watch_value vf_removes) removes; $(watch_value vf_adds_min)-$(watch_value vf_adds_max) adds per VF)" \
-		test "$(watch_value vf_adds):$(watch_value vf_removes):$(watch_value vf_unpaired):$(watch_value vf_adds_min):$(watch_value vf_adds_max)" = "$want:$want:0:$rounds:$rounds"
+	tb_check "every VF directory of every round seen, and seen complete ($want; $(tb_watch_value vf_sightings) seen, $(tb_watch_value vf_completions) complete)" \
+		test "$(tb_watch_value vf_sightings):$(tb_watch_value vf_completions)" = "$want:$want"
+	tb_check "no half-built VF directory seen ($(tb_watch_value half_built) times, $(tb_watch_value half_built_vfs) VFs, in $(tb_watch_value scans) scans)" \
+		test "$(tb_watch_value half_built)" -eq 0
+	tb_check "every VF added and removed once a round ($want; $(tb_watch_value vf_adds) adds, $(tb_watch_value vf_removes) removes; $(tb_watch_value vf_adds_min)-$(tb_watch_value vf_adds_max) adds per VF)" \
+		test "$(tb_watch_value vf_adds):$(tb_watch_value vf_removes):$(tb_watch_value vf_unpaired):$(tb_watch_value vf_adds_min):$(tb_watch_value vf_adds_max)" = "$want:$want:0:$rounds:$rounds"
 	# An add is checked when it is read, not when it was sent: this
 	# catches an add sent before the directory was complete only if the
 	# monitor reads it before the rest is made (base: 1-8 of 32 a run).
-	tb_check "every add read with the VF's directory complete ($(watch_value vf_adds_partial) partial, $(watch_value vf_adds_gone) read after the directory was gone)" \
-		test "$(watch_value vf_adds_partial):$(watch_value vf_adds_gone)" = "0:0"
-	tb_check "no VF event while the VF is not present, no add twice ($(watch_value vf_events_before_add) VFs, $(watch_value vf_adds_double) adds)" \
-		test "$(watch_value vf_events_before_add):$(watch_value vf_adds_double)" = "0:0"
-	tb_check "every removed VF directory seen gone before its next add ($(watch_value vf_remove_unconfirmed) not)" \
-		test "$(watch_value vf_remove_unconfirmed)" -eq 0
-	tb_check "no uevent lost" test "$(watch_value events_lost)" -eq 0
-	tb_check "the watcher's threads ran to the end ($(watch_value thread_errors) stopped on an error)" \
-		test "$(watch_value thread_errors)" -eq 0
-	tb_check "SEQNUMs rise ($(watch_value seqnum_errors) did not)" test "$(watch_value seqnum_errors)" -eq 0
+	tb_check "every add read with the VF's directory complete ($(tb_watch_value vf_adds_partial) partial, $(tb_watch_value vf_adds_gone) read after the directory was gone)" \
+		test "$(tb_watch_value vf_adds_partial):$(tb_watch_value vf_adds_gone)" = "0:0"
+	tb_check "no VF event while the VF is not present, no add twice ($(tb_watch_value vf_events_before_add) VFs, $(tb_watch_value vf_adds_double) adds)" \
+		test "$(tb_watch_value vf_events_before_add):$(tb_watch_value vf_adds_double)" = "0:0"
+	tb_check "every removed VF directory seen gone before its next add ($(tb_watch_value vf_remove_unconfirmed) not)" \
+		test "$(tb_watch_value vf_remove_unconfirmed)" -eq 0
+	tb_check "no uevent lost" test "$(tb_watch_value events_lost)" -eq 0
+	tb_check "the watcher's threads ran to the end ($(tb_watch_value thread_errors) stopped on an error)" \
+		test "$(tb_watch_value thread_errors)" -eq 0
+	tb_check "SEQNUMs rise ($(tb_watch_value seqnum_errors) did not)" test "$(tb_watch_value seqnum_errors)" -eq 0
 	tb_finish
 }

@@ -17,7 +17,6 @@
 N=32
 ENTRIES=uevent,subsystem,config,vendor,device,driver_override,iommu_group,physfn,@virtfn
 
-watch_value() { sed -n "s/^$1=//p" /tmp/watch.out; }
 
 stage1() {
 	pf=$(tb_pfs)
@@ -31,26 +30,19 @@ stage1() {
 	tb_check "$v1 bound to vfio-pci" tb_bind_vfio "$v1"
 	tb_check "$v2 bound to vfio-pci" tb_bind_vfio "$v2"
 	sleep 1
-	kill -TERM $watch_pid
-	wait $watch_pid
-	tb_check "tb-sysfs-watch ran" test -s /tmp/watch.out
-	sed 's/^/watch: /' /tmp/watch.out /tmp/watch.err | tb_info
-	head -5 /tmp/half.log | sed 's/^/half-built: /' | tb_info
-	grep ' partial:' /tmp/ev.log | head -5 | sed 's/^/add read partial: /' | tb_info
+	tb_sysfs_watch_stop scans scan_us vf_dirs half_built half_built_vfs half_built_mean_us \
+		half_built_max_us events vf_adds_partial
 	tb_info </tmp/ev.log
-	for k in scans scan_us vf_dirs half_built half_built_vfs half_built_mean_us half_built_max_us events vf_adds_partial; do
-		tb_figure "watch_$k" "$(watch_value $k)" "$(case $k in *_us) echo us ;; *) echo count ;; esac)"
-	done
 	tb_check "the watcher saw $N VF directories, all complete in the end" \
-		test "$(watch_value vf_dirs):$(watch_value vf_complete)" = "$N:$N"
-	tb_check "no half-built VF directory seen ($(watch_value half_built) times, $(watch_value half_built_vfs) VFs, in $(watch_value scans) scans)" \
-		test "$(watch_value half_built)" -eq 0
-	tb_check "no uevent lost" test "$(watch_value events_lost)" -eq 0
-	tb_check "the watcher's threads ran to the end ($(watch_value thread_errors) stopped on an error)" \
-		test "$(watch_value thread_errors)" -eq 0
-	tb_check "SEQNUMs rise ($(watch_value seqnum_errors) did not)" test "$(watch_value seqnum_errors)" -eq 0
+		test "$(tb_watch_value vf_dirs):$(tb_watch_value vf_complete)" = "$N:$N"
+	tb_check "no half-built VF directory seen ($(tb_watch_value half_built) times, $(tb_watch_value half_built_vfs) VFs, in $(tb_watch_value scans) scans)" \
+		test "$(tb_watch_value half_built)" -eq 0
+	tb_check "no uevent lost" test "$(tb_watch_value events_lost)" -eq 0
+	tb_check "the watcher's threads ran to the end ($(tb_watch_value thread_errors) stopped on an error)" \
+		test "$(tb_watch_value thread_errors)" -eq 0
+	tb_check "SEQNUMs rise ($(tb_watch_value seqnum_errors) did not)" test "$(tb_watch_value seqnum_errors)" -eq 0
 	tb_check "$N VF adds, each VF exactly one, none partial, no VF event before its add" \
-		test "$(watch_value vf_adds):$(watch_value vf_adds_not_once):$(watch_value vf_adds_partial):$(watch_value vf_events_before_add)" = "$N:0:0:0"
+		test "$(tb_watch_value vf_adds):$(tb_watch_value vf_adds_not_once):$(tb_watch_value vf_adds_partial):$(tb_watch_value vf_events_before_add)" = "$N:0:0:0"
 	for v in $vfs; do
 		first=$(awk -v v="$v" '$3 ~ "/" v "$" { print $2; exit }' /tmp/ev.log)
 		adds=$(awk -v v="$v" '$3 ~ "/" v "$" && $2 == "add"' /tmp/ev.log | wc -l)

@@ -23,6 +23,7 @@ uint64_t now_us(void) {
 typedef struct Worker {
         const PfRecord *want;
         const PfRecord *now;    /* the PF as found at start, NULL if missing */
+        ssize_t match;          /* its index in the start scan, or why none (luod_state_match_pfs()) */
         const RestoreOptions *opt;
         PfRestore *result;
         pthread_t thread;
@@ -59,6 +60,10 @@ static void *worker_run(void *userdata) {
         int r;
 
         res->start_us = now_us();
+        if (w->match == -ENOTUNIQ) {
+                fail_pf(res, -ENOTUNIQ, "its identity fits several PFs and none is at its recorded BDF");
+                return NULL;
+        }
         if (!w->now) {
                 fail_pf(res, -ENODEV, "not found by its identity");
                 return NULL;
@@ -161,23 +166,6 @@ static void *worker_run(void *userdata) {
         return NULL;
 }
 
-static const PfRecord *find_pf(const LuodState *now, const PfRecord *want) {
-        const PfRecord *by_bdf = NULL;
-
-        for (size_t i = 0; i < now->n_pfs; i++) {
-                if (want->identity && now->pfs[i].identity &&
-                    strcmp(want->identity, now->pfs[i].identity) == 0)
-                        return &now->pfs[i];
-                if (pci_bdf_compare(&want->bdf, &now->pfs[i].bdf) == 0)
-                        by_bdf = &now->pfs[i];
-        }
-        /* The BDF is only a hint: it must also be the same kind of device. */
-        if (by_bdf && by_bdf->vendor == want->vendor && by_bdf->device == want->device &&
-            !(want->identity && strncmp(want->identity, "dsn:", 4) == 0))
-                return by_bdf;
-        return NULL;
-}
-
 void restore_results_free(PfRestore *pfs, size_t n) {
         for (size_t i = 0; pfs && i < n; i++) {
                 free(pfs[i].identity);
@@ -189,6 +177,7 @@ void restore_results_free(PfRestore *pfs, size_t n) {
 int restore_all(const LuodState *want, const RestoreOptions *opt, PfRestore **ret_pfs) {
         _cleanup_luod_state_ LuodState now = {}, after = {};
         _cleanup_free_ Worker *workers = NULL;
+        _cleanup_free_ ssize_t *match = NULL;
         PfRestore *res = NULL;
         int r, failed = 0;
 
@@ -198,17 +187,24 @@ int restore_all(const LuodState *want, const RestoreOptions *opt, PfRestore **re
                 free(res);
                 return -ENOMEM;
         }
+        match = calloc(want->n_pfs ?: 1, sizeof(ssize_t));
+        if (!match) {
+                free(res);
+                return -ENOMEM;
+        }
         r = sriov_scan(&now);
         if (r < 0)
                 log_warning_errno(r, "restore: scanning the PFs failed, every PF will be missing: %m");
-
+        else
+                r = luod_state_match_pfs(want, &now, match);
         for (size_t i = 0; i < want->n_pfs; i++) {
                 res[i].recorded_bdf = res[i].bdf = want->pfs[i].bdf;
                 res[i].numvfs = want->pfs[i].numvfs;
                 res[i].identity = want->pfs[i].identity ? strdup(want->pfs[i].identity) : NULL;
                 workers[i] = (Worker) {
                         .want = &want->pfs[i],
-                        .now = r >= 0 ? find_pf(&now, &want->pfs[i]) : NULL,
+                        .match = r >= 0 ? match[i] : -ENODEV,
+                        .now = r >= 0 && match[i] >= 0 ? &now.pfs[match[i]] : NULL,
                         .opt = opt,
                         .result = &res[i],
                 };
@@ -232,12 +228,14 @@ int restore_all(const LuodState *want, const RestoreOptions *opt, PfRestore **re
 
         /* Read everything back once and compare PF by PF. */
         r = sriov_scan(&after);
+        if (r >= 0)
+                r = luod_state_match_pfs(want, &after, match);
         for (size_t i = 0; i < want->n_pfs; i++) {
                 _cleanup_free_ char *diff = NULL;
                 const PfRecord *have;
 
                 if (res[i].error == 0) {
-                        have = r >= 0 ? find_pf(&after, &want->pfs[i]) : NULL;
+                        have = r >= 0 && match[i] >= 0 ? &after.pfs[match[i]] : NULL;
                         if (!have)
                                 fail_pf(&res[i], r < 0 ? r : -ENODEV, "gone when read back");
                         else if (sriov_pf_compare(&want->pfs[i], have, &diff) < 0)

@@ -37,7 +37,8 @@ typedef struct RestoreOptions {
         }
 
 /* Restores every PF of want in parallel, one worker thread per PF: finds the
- * PF now by its stable identity (BDF only as a hint), waits (bounded) for its
+ * PF now by its stable identity, each record a device of its own
+ * (luod_state_match_pfs(); BDF only as a hint), waits (bounded) for its
  * driver, writes sriov_drivers_autoprobe 0, sriov_numvfs (nothing when equal;
  * 0 first when another non-zero count is there), waits for every virtfnN,
  * applies the VF settings through the PF netdev over rtnetlink (admin MAC

@@ -651,8 +651,15 @@ static int pf_scan_identity(const char *what, struct udev_device *d, PfRecord *p
         else {
                 r = sriov_config_find_dsn(config, size, &dsn);
                 if (r == 0) {
-                        pf->identity = strdup(sriov_dsn_format(dsn, dsn_string));
-                        return pf->identity ? 0 : log_error_errno(-ENOMEM, "%s: failed to record identity: %m", what);
+                        /* Every function of a multi-function device reports
+                         * function 0's serial number: the function is part
+                         * of the identity. */
+                        if (asprintf(&pf->identity, "%s/%02x.%x", sriov_dsn_format(dsn, dsn_string),
+                                     pf->bdf.device, pf->bdf.function) < 0) {
+                                pf->identity = NULL;
+                                return log_error_errno(-ENOMEM, "%s: failed to record identity: %m", what);
+                        }
+                        return 0;
                 }
                 if (r != -ENOENT)
                         log_warning_errno(r, "%s: bad extended capability list in %s/config, identifying the PF by its path: %m",
@@ -663,7 +670,8 @@ static int pf_scan_identity(const char *what, struct udev_device *d, PfRecord *p
         parent_path = parent ? udev_device_get_syspath(parent) : NULL;
         if (!parent_path || strncmp(parent_path, SYS_DEVICES_PREFIX, strlen(SYS_DEVICES_PREFIX)) != 0)
                 return log_error_errno(-ENODEV, "%s: no parent device below " SYS_DEVICES_PREFIX ": %m", what);
-        if (asprintf(&pf->identity, "path:%s/%04x:%04x:%04x:%04x", parent_path + strlen(SYS_DEVICES_PREFIX),
+        if (asprintf(&pf->identity, "path:%s/%02x.%x/%04x:%04x:%04x:%04x", parent_path + strlen(SYS_DEVICES_PREFIX),
+                     pf->bdf.device, pf->bdf.function,
                      pf->vendor, pf->device, pf->subsystem_vendor, pf->subsystem_device) < 0) {
                 pf->identity = NULL;
                 return log_error_errno(-ENOMEM, "%s: failed to record identity: %m", what);
@@ -818,6 +826,7 @@ int sriov_pf_identity(const PciBdf *bdf, char **ret) {
         d = udev_device_new_from_syspath(udev, dir);
         if (!d)
                 return log_error_errno(-errno, "Failed to open PCI device %s: %m", dir);
+        pf.bdf = *bdf;
         r = pf_read_ids(what, dir, &pf);
         if (r < 0)
                 return r;
@@ -871,6 +880,17 @@ int sriov_scan(LuodState *state) {
         }
         if (scanned.n_pfs > 0)
                 qsort(scanned.pfs, scanned.n_pfs, sizeof(PfRecord), pf_compare_bdf);
+
+        /* A record must name one device: two PFs of one identity could not
+         * be told apart after the kexec. */
+        size_t a, b;
+        if (luod_state_find_duplicate_identity(&scanned, &a, &b)) {
+                char ba[PCI_BDF_STRING_MAX], bb[PCI_BDF_STRING_MAX];
+
+                return log_error_errno(-ENOTUNIQ, "PFs %s and %s have the same identity %s: %m",
+                                       pci_bdf_format(&scanned.pfs[a].bdf, ba),
+                                       pci_bdf_format(&scanned.pfs[b].bdf, bb), scanned.pfs[a].identity);
+        }
 
         state->pfs = scanned.pfs;
         state->n_pfs = scanned.n_pfs;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,4 +100,119 @@ int luod_state_remove_assignment(LuodState *s, const char *guest, const char *pf
                 return 0;
         }
         return -ENOENT;
+}
+
+bool luod_state_find_duplicate_identity(const LuodState *s, size_t *ret_a, size_t *ret_b) {
+        for (size_t a = 0; a < s->n_pfs; a++) {
+                if (!s->pfs[a].identity)
+                        continue;
+                for (size_t b = a + 1; b < s->n_pfs; b++)
+                        if (s->pfs[b].identity && strcmp(s->pfs[a].identity, s->pfs[b].identity) == 0) {
+                                *ret_a = a;
+                                *ret_b = b;
+                                return true;
+                        }
+        }
+        return false;
+}
+
+/* "DD.F": two lowercase hex digits, a dot, a function digit 0-7. */
+static bool is_function_part(const char *p, size_t len) {
+        return len == 4 && strchr("0123456789abcdef", p[0]) && strchr("0123456789abcdef", p[1]) &&
+                p[0] && p[1] && p[2] == '.' && p[3] >= '0' && p[3] <= '7';
+}
+
+char *pf_identity_without_function(const char *identity) {
+        const char *last = strrchr(identity, '/'), *prev;
+        char *r;
+
+        errno = 0;
+        if (!last)
+                return NULL;
+        if (strncmp(identity, "dsn:", 4) == 0)
+                return is_function_part(last + 1, strlen(last + 1)) ? strndup(identity, last - identity) : NULL;
+        if (strncmp(identity, "path:", 5) != 0)
+                return NULL;
+        for (prev = last; prev > identity && prev[-1] != '/'; prev--)
+                ;
+        if (prev == identity || !is_function_part(prev, last - prev))
+                return NULL;
+        /* path:<parent>/ + <ids> */
+        if (asprintf(&r, "%.*s%s", (int) (prev - identity), identity, last + 1) < 0)
+                return NULL;
+        return r;
+}
+
+/* Pass 2 of luod_state_match_pfs(): an old-form identity (no function part)
+ * against the devices' identities without theirs. */
+static ssize_t match_old_form(const PfRecord *want, const LuodState *now, char **stripped, const bool *taken) {
+        ssize_t found = -ENODEV;
+
+        for (size_t j = 0; j < now->n_pfs; j++) {
+                if (taken[j] || !stripped[j] || strcmp(stripped[j], want->identity) != 0)
+                        continue;
+                if (pci_bdf_compare(&now->pfs[j].bdf, &want->bdf) == 0)
+                        return (ssize_t) j;
+                found = found == -ENODEV ? (ssize_t) j : -ENOTUNIQ;
+        }
+        return found;
+}
+
+int luod_state_match_pfs(const LuodState *want, const LuodState *now, ssize_t *ret) {
+        _cleanup_free_ bool *taken = calloc(now->n_pfs ?: 1, sizeof(bool));
+        _cleanup_free_ char **stripped = calloc(now->n_pfs ?: 1, sizeof(char *));
+        int r = 0;
+
+        if (!taken || !stripped)
+                return -ENOMEM;
+        for (size_t j = 0; j < now->n_pfs; j++)
+                if (now->pfs[j].identity) {
+                        stripped[j] = pf_identity_without_function(now->pfs[j].identity);
+                        if (!stripped[j] && errno == ENOMEM)
+                                r = -ENOMEM;
+                }
+        for (size_t i = 0; i < want->n_pfs; i++)
+                ret[i] = -ENODEV;
+
+        for (size_t i = 0; r >= 0 && i < want->n_pfs; i++)
+                for (size_t j = 0; want->pfs[i].identity && j < now->n_pfs; j++)
+                        if (!taken[j] && now->pfs[j].identity &&
+                            strcmp(now->pfs[j].identity, want->pfs[i].identity) == 0) {
+                                ret[i] = (ssize_t) j;
+                                taken[j] = true;
+                                break;
+                        }
+        for (size_t i = 0; r >= 0 && i < want->n_pfs; i++) {
+                const PfRecord *w = &want->pfs[i];
+                _cleanup_free_ char *own = NULL;
+
+                if (ret[i] >= 0 || !w->identity)
+                        continue;
+                own = pf_identity_without_function(w->identity);
+                if (own || errno == ENOMEM) {
+                        if (!own)
+                                r = -ENOMEM;
+                        continue;       /* a new-form identity matches exactly or not at all */
+                }
+                ret[i] = match_old_form(w, now, stripped, taken);
+                if (ret[i] >= 0)
+                        taken[ret[i]] = true;
+        }
+        /* The BDF is only a hint: it must also be the same kind of device,
+         * and a serial number that is not there any more is not a hint. */
+        for (size_t i = 0; r >= 0 && i < want->n_pfs; i++) {
+                const PfRecord *w = &want->pfs[i];
+
+                if (ret[i] != -ENODEV || (w->identity && strncmp(w->identity, "dsn:", 4) == 0))
+                        continue;
+                for (size_t j = 0; j < now->n_pfs; j++)
+                        if (!taken[j] && pci_bdf_compare(&now->pfs[j].bdf, &w->bdf) == 0 &&
+                            now->pfs[j].vendor == w->vendor && now->pfs[j].device == w->device) {
+                                ret[i] = (ssize_t) j;
+                                taken[j] = true;
+                        }
+        }
+        for (size_t j = 0; j < now->n_pfs; j++)
+                free(stripped[j]);
+        return r;
 }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "macro.h"
 #include "pci-util.h"
@@ -89,6 +90,11 @@ typedef struct LuodState {
         size_t n_pfs;
         VfAssignment *assignments;              /* state minor >= 1; unique (pf_identity, vf_index) */
         size_t n_assignments;
+        /* State minor >= 3: the boot that applied this state after the
+         * kexec ("" = not applied yet) and how many times luod started
+         * applying it in that boot (>= 1 when consumed_boot_id is set). */
+        char consumed_boot_id[LUOD_UUID_STRING_MAX];
+        uint32_t consumed_attempt;
 } LuodState;
 
 /* Frees everything s points to (not s itself) and resets *s to all-zero, so
@@ -116,3 +122,28 @@ int luod_state_add_assignment(LuodState *s, const char *consumer, const char *gu
 int luod_state_remove_assignment(LuodState *s, const char *guest, const char *pf_identity, uint32_t vf_index);
 
 void vf_assignment_done(VfAssignment *a);
+
+/* Looks for two PFs of s with the same identity (compared as strings; PFs
+ * without one are skipped).  Returns true and the indexes (*ret_a < *ret_b)
+ * of the first such pair in s->pfs order, else false.  O(n^2) in n_pfs. */
+bool luod_state_find_duplicate_identity(const LuodState *s, size_t *ret_a, size_t *ret_b);
+
+/* The identity without its function part, as luod before state minor 3
+ * wrote it: "dsn:<serial>/DD.F" -> "dsn:<serial>", "path:<parent>/DD.F/<ids>"
+ * -> "path:<parent>/<ids>".  Returns a malloc'd string, or NULL when
+ * identity has no function part (it is already of the old form) or when
+ * out of memory (errno ENOMEM). */
+char *pf_identity_without_function(const char *identity);
+
+/* Which PF of now (a scan of this boot) each record of want is, one to
+ * one: ret[i] is the index in now->pfs of want->pfs[i]'s device, or a
+ * negative errno: -ENODEV when no device is that PF, -ENOTUNIQ when an
+ * identity of the old form (pf_identity_without_function() gives NULL for
+ * it) fits several devices and none of them has the record's BDF.  Tried in
+ * this order, a device taken at most once: the identity exactly; an
+ * old-form identity against each device's identity without its function,
+ * the record's BDF preferred among several; the BDF alone for a record that
+ * has no DSN identity, when the device there has the recorded vendor and
+ * device IDs and nothing else took it.  ret has want->n_pfs entries.
+ * Returns 0 or -ENOMEM. */
+int luod_state_match_pfs(const LuodState *want, const LuodState *now, ssize_t *ret);

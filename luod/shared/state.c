@@ -94,12 +94,46 @@ static bool uuid_valid(const char *s) {
         return true;
 }
 
+/* Strict UTF-8 (RFC 3629: no overlong forms, no surrogates, at most
+ * U+10FFFF): the reader parses with JSON_TOKENER_VALIDATE_UTF8, so the
+ * writer must refuse what it would refuse. */
+static bool utf8_valid(const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+
+        while (*p) {
+                unsigned c = *p, n, min;
+                uint32_t cp;
+
+                if (c < 0x80) {
+                        p++;
+                        continue;
+                }
+                if ((c & 0xe0) == 0xc0)
+                        n = 1, min = 0x80, cp = c & 0x1f;
+                else if ((c & 0xf0) == 0xe0)
+                        n = 2, min = 0x800, cp = c & 0x0f;
+                else if ((c & 0xf8) == 0xf0)
+                        n = 3, min = 0x10000, cp = c & 0x07;
+                else
+                        return false;
+                for (unsigned i = 1; i <= n; i++) {
+                        if ((p[i] & 0xc0) != 0x80)
+                                return false;
+                        cp = cp << 6 | (p[i] & 0x3f);
+                }
+                if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                        return false;
+                p += n + 1;
+        }
+        return true;
+}
+
 static bool bdf_valid(const PciBdf *b) {
         return b->device <= 0x1f && b->function <= 7;
 }
 
 static bool name_valid(const char *s, bool nullable) {
-        return s ? *s != '\0' : nullable;
+        return s ? *s != '\0' && utf8_valid(s) : nullable;
 }
 
 static int sha256_hex(const void *p, size_t n, char ret[static SHA256_HEX_SIZE]) {
@@ -149,11 +183,11 @@ static int pf_verify(const PfRecord *pf, const char *where, char **error) {
         int r;
 
         if (!name_valid(pf->identity, false))
-                return fail(-EBADMSG, error, where, "identity", "empty");
+                return fail(-EBADMSG, error, where, "identity", "empty or not valid UTF-8");
         if (!name_valid(pf->driver, false))
-                return fail(-EBADMSG, error, where, "driver", "empty");
+                return fail(-EBADMSG, error, where, "driver", "missing, empty or not valid UTF-8");
         if (!name_valid(pf->netdev, true))
-                return fail(-EBADMSG, error, where, "netdev", "empty");
+                return fail(-EBADMSG, error, where, "netdev", "empty or not valid UTF-8");
         if (pf->numvfs > pf->totalvfs)
                 return fail(-EBADMSG, error, where, "numvfs", "%" PRIu32 " exceeds totalvfs %" PRIu32,
                             pf->numvfs, pf->totalvfs);
@@ -171,9 +205,9 @@ static int pf_verify(const PfRecord *pf, const char *where, char **error) {
                 if (!bdf_valid(&vf->bdf))
                         return fail(-EBADMSG, error, vf_where, "bdf", "not a PCI address");
                 if (!name_valid(vf->driver, true))
-                        return fail(-EBADMSG, error, vf_where, "driver", "empty");
+                        return fail(-EBADMSG, error, vf_where, "driver", "empty or not valid UTF-8");
                 if (!name_valid(vf->driver_override, true))
-                        return fail(-EBADMSG, error, vf_where, "driver_override", "empty");
+                        return fail(-EBADMSG, error, vf_where, "driver_override", "empty or not valid UTF-8");
                 if (vf->iommu_group < -1)
                         return fail(-EBADMSG, error, vf_where, "iommu_group", "negative");
                 if (vf->settings.valid) {
@@ -192,18 +226,22 @@ static int state_verify(const LuodState *s, char **error) {
         if (!uuid_valid(s->update_id))
                 return fail(-EBADMSG, error, NULL, "update_id", "not a lowercase UUID");
         if (!name_valid(s->old_kernel_release, false))
-                return fail(-EBADMSG, error, NULL, "old_kernel_release", "empty");
+                return fail(-EBADMSG, error, NULL, "old_kernel_release", "empty or not valid UTF-8");
         if (!uuid_valid(s->old_boot_id))
                 return fail(-EBADMSG, error, NULL, "old_boot_id", "not a lowercase UUID");
         if (s->tsc_khz > STATE_U64_MAX)
                 return fail(-EBADMSG, error, NULL, "tsc_khz", "2^64-1 is reserved");
+        if (s->consumed_boot_id[0] && !uuid_valid(s->consumed_boot_id))
+                return fail(-EBADMSG, error, "consumed", "boot_id", "not a lowercase UUID");
+        if (s->consumed_boot_id[0] && s->consumed_attempt == 0)
+                return fail(-EBADMSG, error, "consumed", "attempt", "0 (the first attempt is 1)");
 
         for (size_t i = 0; i < s->n_timestamps; i++) {
                 const StateTimestamp *t = &s->timestamps[i];
 
                 snprintf(where, sizeof(where), "timestamps[%zu]", i);
                 if (!name_valid(t->name, false))
-                        return fail(-EBADMSG, error, where, "name", "empty");
+                        return fail(-EBADMSG, error, where, "name", "empty or not valid UTF-8");
                 if (t->tsc > STATE_U64_MAX || t->realtime_ns > STATE_U64_MAX)
                         return fail(-EBADMSG, error, where, NULL, "2^64-1 is reserved");
         }
@@ -224,13 +262,24 @@ static int state_verify(const LuodState *s, char **error) {
                         return r;
         }
 
+        /* Records are matched to devices by identity after the kexec: one
+         * identity must name one PF. */
+        size_t first, second;
+        if (luod_state_find_duplicate_identity(s, &first, &second)) {
+                char other[PCI_BDF_STRING_MAX];
+
+                snprintf(where, sizeof(where), "PF %s", pci_bdf_format(&s->pfs[second].bdf, bdf));
+                return fail(-EBADMSG, error, where, "identity", "%s is also the identity of PF %s",
+                            s->pfs[second].identity, pci_bdf_format(&s->pfs[first].bdf, other));
+        }
+
         for (size_t i = 0; i < s->n_assignments; i++) {
                 const VfAssignment *a = &s->assignments[i];
 
                 snprintf(where, sizeof(where), "assignments[%zu]", i);
                 if (!name_valid(a->consumer, false) || !name_valid(a->guest, false) ||
                     !name_valid(a->pf_identity, false))
-                        return fail(-EBADMSG, error, where, NULL, "consumer, guest and pf_identity must be non-empty");
+                        return fail(-EBADMSG, error, where, NULL, "consumer, guest and pf_identity must be non-empty UTF-8");
                 if (a->vf_index > 65535)
                         return fail(-EBADMSG, error, where, "vf_index", "above 65535");
                 for (size_t j = 0; j < i; j++) {
@@ -384,6 +433,14 @@ static int state_to_json(const LuodState *s, json_object *o) {
             add(o, "old_boot_id", json_object_new_string(s->old_boot_id)) < 0 ||
             add(o, "tsc_khz", json_object_new_uint64(s->tsc_khz)) < 0)
                 return -ENOMEM;
+        if (s->consumed_boot_id[0]) {
+                json_object *c = add_child(o, "consumed", json_object_new_object());
+
+                if (!c ||
+                    add(c, "boot_id", json_object_new_string(s->consumed_boot_id)) < 0 ||
+                    add(c, "attempt", json_object_new_uint64(s->consumed_attempt)) < 0)
+                        return -ENOMEM;
+        }
 
         timestamps = add_child(o, "timestamps", json_object_new_array());
         if (!timestamps)
@@ -425,6 +482,17 @@ static int state_to_json(const LuodState *s, json_object *o) {
                         return -ENOMEM;
         }
         return 0;
+}
+
+int luod_state_verify(const LuodState *s, char **ret_error) {
+        char *error = NULL;
+        int r = state_verify(s, &error);
+
+        if (ret_error)
+                *ret_error = r < 0 ? error : NULL;
+        else
+                free(error);
+        return r < 0 ? -EINVAL : 0;
 }
 
 int luod_state_serialize(const LuodState *s, char **ret_buf, size_t *ret_size) {
@@ -829,6 +897,20 @@ static int state_from_json(json_object *o, LuodState *s, char **error) {
         r = get_uint(error, NULL, o, "tsc_khz", STATE_U64_MAX, false, &s->tsc_khz);
         if (r < 0)
                 return r;
+        /* Minor 3; absent: not applied in any boot yet. */
+        if (json_object_object_get_ex(o, "consumed", NULL)) {
+                json_object *c;
+                uint64_t attempt;
+
+                r = get_member(error, NULL, o, "consumed", json_type_object, false, &c);
+                if (r >= 0)
+                        r = get_uuid(error, "consumed", c, "boot_id", s->consumed_boot_id);
+                if (r >= 0)
+                        r = get_uint(error, "consumed", c, "attempt", UINT32_MAX, false, &attempt);
+                if (r < 0)
+                        return r;
+                s->consumed_attempt = (uint32_t) attempt;
+        }
 
         r = get_array(error, NULL, o, "timestamps", sizeof(StateTimestamp), &timestamps,
                       (void **) &s->timestamps, &s->n_timestamps);

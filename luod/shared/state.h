@@ -18,9 +18,16 @@
 
 #define LUOD_STATE_FORMAT "luod-state"
 #define LUOD_STATE_MAJOR 1
-#define LUOD_STATE_MINOR 2
+#define LUOD_STATE_MINOR 3
 /* Largest state accepted or produced, header included: 64 MiB. */
 #define LUOD_STATE_SIZE_MAX (UINT64_C(64) * 1024 * 1024)
+
+/* Checks s against every rule of the format that serialize checks (below),
+ * without encoding it: what passes can be written and read back.  Returns 0
+ * (*ret_error = NULL), or -EINVAL with *ret_error a malloc'd message naming
+ * the PF (by BDF), the VF (by index) and the key, and why (NULL if out of
+ * memory).  ret_error may be NULL.  Logs nothing. */
+int luod_state_verify(const LuodState *s, char **ret_error);
 
 /* Encodes s into a new buffer: header line + body.  On success *ret_buf is
  * a malloc'd buffer of *ret_size bytes (not NUL-terminated; the body ends
@@ -31,7 +38,9 @@
  *             in strictly ascending index order or index >= numvfs,
  *             numvfs > totalvfs, vlan > VF_VLAN_MAX, qos > VF_QOS_MAX,
  *             unknown vlan_proto/link_state, a tri-state not -1/0/1,
- *             iommu_group < -1, or a 64-bit value of UINT64_MAX (reserved);
+ *             iommu_group < -1, a 64-bit value of UINT64_MAX (reserved),
+ *             a string that is not valid UTF-8, two PFs with one identity,
+ *             or a consumed_boot_id that is not a UUID or has attempt 0;
  *   -EFBIG    the result would exceed LUOD_STATE_SIZE_MAX;
  *   -ENOMEM;
  *   -EIO      OpenSSL failed to compute the digest. */

@@ -213,7 +213,7 @@ static void test_roundtrip(void) {
 
         CHECK(luod_state_serialize(&s, &buf, &size) == 0);
         CHECK(size > 0 && buf[size - 1] == '\n');
-        CHECK(strncmp(buf, "{\"format\":\"luod-state\",\"major\":1,\"minor\":2,\"length\":", 51) == 0);
+        CHECK(strncmp(buf, "{\"format\":\"luod-state\",\"major\":1,\"minor\":3,\"length\":", 51) == 0);
         CHECK(luod_state_parse(buf, size, &t, &error) == 0);
         CHECK(!error);
         check_equal(&s, &t);
@@ -520,6 +520,174 @@ static void test_assignments(void) {
         }
 }
 
+
+/* One identity names one PF: the writer and the reader refuse two PFs of
+ * one identity, naming both. */
+static void test_duplicate_identity(void) {
+        _cleanup_luod_state_ LuodState s = {}, t = {};
+        _cleanup_free_ char *buf = NULL, *error = NULL;
+        size_t size;
+
+        make_state(&s);
+        CHECK(luod_state_verify(&s, &error) == 0 && !error);
+        CHECK(luod_state_serialize(&s, &buf, &size) == 0);
+        /* The same bytes with the second PF's identity made the first's:
+         * what a dual-port card gave before the function was part of it. */
+        json_object *o = NULL;
+        _cleanup_free_ char *edited = NULL;
+        const char *nl = memchr(buf, '\n', size);
+        CHECK(nl);
+        o = json_tokener_parse(nl + 1);
+        CHECK(o);
+        json_object *pfs = json_object_object_get(o, "pfs");
+        json_object_object_add(json_object_array_get_idx(pfs, 1), "identity",
+                               json_object_new_string(s.pfs[0].identity));
+        size_t n;
+        edited = frame(json_object_to_json_string(o), 1, 3, "", &n);
+        json_object_put(o);
+        CHECK(luod_state_parse(edited, n, &t, &error) == -EBADMSG);
+        CHECK(error && strstr(error, "PF 0000:05:00.0: identity:") && strstr(error, "also the identity of PF 0000:01:00.0"));
+        if (error)
+                fprintf(stderr, "duplicate identity: %s\n", error);
+
+        free(s.pfs[1].identity);
+        s.pfs[1].identity = strdup(s.pfs[0].identity);
+        free(error);
+        error = NULL;
+        CHECK(luod_state_verify(&s, &error) == -EINVAL);
+        CHECK(error && strstr(error, "0000:05:00.0") && strstr(error, "0000:01:00.0"));
+        free(buf);
+        buf = NULL;
+        CHECK(luod_state_serialize(&s, &buf, &size) == -EINVAL);
+}
+
+/* Whatever is written can be read back: a name the kernel accepts but JSON
+ * cannot carry (not UTF-8) is refused before anything is written. */
+static void test_utf8(void) {
+        _cleanup_luod_state_ LuodState s = {};
+        _cleanup_free_ char *buf = NULL, *error = NULL;
+        size_t size;
+
+        make_state(&s);
+        free(s.pfs[0].netdev);
+        s.pfs[0].netdev = strdup("eth\xff\xfe");
+        CHECK(luod_state_verify(&s, &error) == -EINVAL);
+        CHECK(error && strstr(error, "PF 0000:01:00.0: netdev: ") && strstr(error, "UTF-8"));
+        CHECK(luod_state_serialize(&s, &buf, &size) == -EINVAL);
+        /* Overlong "/" and a UTF-16 surrogate are not UTF-8 either; 4-byte
+         * forms are. */
+        free(s.pfs[0].netdev);
+        s.pfs[0].netdev = strdup("a\xc0\xaf");
+        CHECK(luod_state_verify(&s, NULL) == -EINVAL);
+        free(s.pfs[0].netdev);
+        s.pfs[0].netdev = strdup("a\xed\xa0\x80");
+        CHECK(luod_state_verify(&s, NULL) == -EINVAL);
+        free(s.pfs[0].netdev);
+        s.pfs[0].netdev = strdup("n\xc3\xa9t\xf0\x9f\x98\x80");
+        CHECK(luod_state_verify(&s, NULL) == 0);
+        CHECK(luod_state_serialize(&s, &buf, &size) == 0);
+}
+
+/* The consuming boot and attempt travel with the state (minor 3). */
+static void test_consumed(void) {
+        _cleanup_luod_state_ LuodState s = {}, t = {}, u = {};
+        _cleanup_free_ char *buf = NULL, *buf2 = NULL, *error = NULL;
+        size_t size, size2;
+
+        make_state(&s);
+        CHECK(luod_state_serialize(&s, &buf, &size) == 0);
+        CHECK(!memmem(buf, size, "consumed", 8));
+        CHECK(luod_state_parse(buf, size, &t, &error) == 0);
+        CHECK(t.consumed_boot_id[0] == '\0' && t.consumed_attempt == 0);
+
+        strcpy(s.consumed_boot_id, "0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5");
+        s.consumed_attempt = 2;
+        free(buf);
+        buf = NULL;
+        CHECK(luod_state_serialize(&s, &buf, &size) == 0);
+        CHECK(luod_state_parse(buf, size, &u, &error) == 0);
+        CHECK(strcmp(u.consumed_boot_id, s.consumed_boot_id) == 0 && u.consumed_attempt == 2);
+        CHECK(luod_state_serialize(&u, &buf2, &size2) == 0);
+        CHECK(size2 == size && memcmp(buf, buf2, size) == 0);
+
+        s.consumed_attempt = 0;
+        CHECK(luod_state_verify(&s, &error) == -EINVAL);
+        CHECK(error && strstr(error, "consumed: attempt"));
+        free(error);
+        error = NULL;
+        strcpy(s.consumed_boot_id, "not-a-uuid");
+        s.consumed_attempt = 1;
+        CHECK(luod_state_verify(&s, &error) == -EINVAL);
+        CHECK(error && strstr(error, "consumed: boot_id"));
+}
+
+static void add_pf(LuodState *s, const char *bdf, const char *identity) {
+        PfRecord *p = reallocarray(s->pfs, s->n_pfs + 1, sizeof(PfRecord));
+
+        CHECK(p);
+        s->pfs = p;
+        p[s->n_pfs] = (PfRecord) { .vendor = 0x8086, .device = 0x10c9,
+                                   .identity = identity ? strdup(identity) : NULL };
+        CHECK(pci_bdf_parse(bdf, &p[s->n_pfs].bdf) == 0);
+        s->n_pfs++;
+}
+
+static void test_identity_forms(void) {
+        _cleanup_free_ char *a = pf_identity_without_function("dsn:00-11-22-33-44-55-66-77/00.1");
+        _cleanup_free_ char *b = pf_identity_without_function("path:pci0000:00/0000:00:02.0/00.1/8086:10c9:1af4:1100");
+        _cleanup_free_ char *c = pf_identity_without_function("path:pci0000:00/0000:00:02.0/8086:10c9:1af4:1100");
+        _cleanup_free_ char *d = pf_identity_without_function("dsn:00-11-22-33-44-55-66-77");
+        _cleanup_free_ char *e = pf_identity_without_function("path:pci0000:00/1f.7/8086:10c9:1af4:1100");
+
+        CHECK(a && strcmp(a, "dsn:00-11-22-33-44-55-66-77") == 0);
+        CHECK(b && strcmp(b, "path:pci0000:00/0000:00:02.0/8086:10c9:1af4:1100") == 0);
+        CHECK(!c && errno == 0);        /* the parent's own "02.0" is no function part */
+        CHECK(!d && errno == 0);
+        CHECK(e && strcmp(e, "path:pci0000:00/8086:10c9:1af4:1100") == 0);
+}
+
+/* Records and devices, one to one. */
+static void test_match(void) {
+        _cleanup_luod_state_ LuodState want = {}, now = {}, old = {}, dsn = {};
+        ssize_t m[4];
+
+        /* Dual-port card: two functions in one slot, each its own record,
+         * and a device moved to another bus since. */
+        add_pf(&now, "0000:01:00.0", "path:pci0000:00/0000:00:02.0/00.0/8086:10c9:1af4:1100");
+        add_pf(&now, "0000:01:00.1", "path:pci0000:00/0000:00:02.0/00.1/8086:10c9:1af4:1100");
+        add_pf(&now, "0000:07:00.0", "dsn:00-11-22-33-44-55-66-77/00.0");
+        add_pf(&want, "0000:01:00.0", "path:pci0000:00/0000:00:02.0/00.0/8086:10c9:1af4:1100");
+        add_pf(&want, "0000:01:00.1", "path:pci0000:00/0000:00:02.0/00.1/8086:10c9:1af4:1100");
+        add_pf(&want, "0000:03:00.0", "dsn:00-11-22-33-44-55-66-77/00.0");
+        add_pf(&want, "0000:04:00.0", "dsn:00-11-22-33-44-55-66-88/00.0");
+        CHECK(luod_state_match_pfs(&want, &now, m) == 0);
+        CHECK(m[0] == 0 && m[1] == 1 && m[2] == 2);
+        CHECK(m[3] == -ENODEV);         /* a serial number gone: no BDF fallback */
+
+        /* A state from before the function was in the identity: both
+         * ports had one identity; the BDF tells them apart. */
+        add_pf(&old, "0000:01:00.1", "path:pci0000:00/0000:00:02.0/8086:10c9:1af4:1100");
+        CHECK(luod_state_match_pfs(&old, &now, m) == 0);
+        CHECK(m[0] == 1);
+        add_pf(&old, "0000:09:00.0", "path:pci0000:00/0000:00:02.0/8086:10c9:1af4:1100");
+        CHECK(luod_state_match_pfs(&old, &now, m) == 0);
+        CHECK(m[0] == 1 && m[1] == 0);  /* the one left */
+        add_pf(&old, "0000:0a:00.0", "path:pci0000:00/0000:00:02.0/8086:10c9:1af4:1100");
+        CHECK(luod_state_match_pfs(&old, &now, m) == 0);
+        CHECK(m[2] == -ENODEV);         /* both taken: never one device twice */
+
+        _cleanup_luod_state_ LuodState amb = {};
+        add_pf(&amb, "0000:09:00.0", "path:pci0000:00/0000:00:02.0/8086:10c9:1af4:1100");
+        CHECK(luod_state_match_pfs(&amb, &now, m) == 0);
+        CHECK(m[0] == -ENOTUNIQ);
+
+        /* The BDF hint serves a record whose identity is gone, once. */
+        add_pf(&dsn, "0000:01:00.0", "path:pci0000:00/0000:00:09.0/00.0/8086:10c9:1af4:1100");
+        add_pf(&dsn, "0000:01:00.0", "path:pci0000:00/0000:00:0a.0/00.0/8086:10c9:1af4:1100");
+        CHECK(luod_state_match_pfs(&dsn, &now, m) == 0);
+        CHECK(m[0] == 0 && m[1] == -ENODEV);
+}
+
 static void test_example(void) {
         _cleanup_luod_state_ LuodState s = {}, t = {};
         _cleanup_free_ char *path = NULL, *error = NULL;
@@ -552,5 +720,10 @@ int main(int argc, char *argv[]) {
         test_memfd();
         test_example();
         test_assignments();
+        test_duplicate_identity();
+        test_utf8();
+        test_consumed();
+        test_identity_forms();
+        test_match();
         return tap_failures ? 1 : 0;
 }

@@ -2,7 +2,7 @@
 /*
  * luoctl — command line for luod.
  *
- * Commands: status, vfs, update, report, discard (see luoctl(8)).
+ * Commands: status, vfs, update, report, retry, discard (see luoctl(8)).
  *
  * Exit codes: 0 success; 1 luod returned an error or could not be reached;
  * 2 usage error; 3 the update was not confirmed.
@@ -189,6 +189,15 @@ static int verb_report(bool json) {
         printf("update %s: %s -> %s (state via %s)%s\n", jstr(root, "update_id"), jstr(root, "old_kernel"),
                jstr(root, "new_kernel"), jstr(root, "backend"),
                json_object_get_boolean(json_object_object_get(root, "approximate")) ? ", approximate" : "");
+        json_object *attempt;
+        if (json_object_object_get_ex(root, "attempt", &attempt) && json_object_get_int64(attempt) > 0) {
+                bool resumed = json_object_get_boolean(json_object_object_get(root, "resumed"));
+                bool retry = json_object_get_boolean(json_object_object_get(root, "retry"));
+
+                printf("  attempt %" PRId64 "%s\n", json_object_get_int64(attempt),
+                       resumed ? ": resumed (luod was restarted during the restore)" :
+                       retry ? ": luoctl retry" : "");
+        }
         if (json_object_object_get_ex(root, "phases", &phases) && json_object_is_type(phases, json_type_array))
                 for (size_t i = 0; i < json_object_array_length(phases); i++) {
                         json_object *p = json_object_array_get_idx(phases, i);
@@ -264,6 +273,33 @@ static int verb_discard(void) {
         else
                 printf("Discarded the preserved state and any loaded update.\n");
         sd_bus_error_free(&error);
+        return r < 0 ? 1 : 0;
+}
+
+/* Retry restores synchronously: as long as the restore may take. */
+#define RETRY_TIMEOUT_USEC (UINT64_C(30) * 60 * 1000000)
+
+static int verb_retry(void) {
+        _cleanup_(bus_unrefp) sd_bus *bus = NULL;
+        sd_bus_message *call = NULL, *reply = NULL;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        const char *id = NULL;
+        int r;
+
+        if (bus_connect(&bus) < 0)
+                return 1;
+        r = sd_bus_message_new_method_call(bus, &call, LUOD_BUS_NAME, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "Retry");
+        if (r >= 0)
+                r = sd_bus_call(bus, call, RETRY_TIMEOUT_USEC, &error, &reply);
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "s", &id);
+        if (r < 0)
+                fprintf(stderr, "luoctl: Retry failed: %s\n", error.message ?: strerror(-r));
+        else
+                printf("Restored update %s in this boot (luoctl report).\n", id);
+        sd_bus_error_free(&error);
+        sd_bus_message_unref(reply);
+        sd_bus_message_unref(call);
         return r < 0 ? 1 : 0;
 }
 
@@ -441,6 +477,7 @@ static void help(void) {
                "         [--dry-run] [--yes] [--via-systemd]\n"
                "                          Live-update the host kernel with kexec\n"
                "  report [--json]         Show the phases of the last update\n"
+               "  retry                   Apply the kept preserved state in this boot\n"
                "  discard                 Drop the preserved state and any loaded update\n\n"
                "Options:\n"
                "  -h --help               Show this help\n"
@@ -514,6 +551,8 @@ int main(int argc, char *argv[]) {
                 return verb_report(json);
         if (strcmp(verb, "discard") == 0)
                 return verb_discard();
+        if (strcmp(verb, "retry") == 0)
+                return verb_retry();
         if (update) {
                 if (!kernel) {
                         fprintf(stderr, "luoctl: update needs --kernel\n");

@@ -513,6 +513,8 @@ static int method_get_report(sd_bus_message *msg, void *userdata, sd_bus_error *
                                                   m->report ?: loaded, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
 }
 
+static void finished_mark(Manager *m, const char *update_id);
+
 static int method_discard(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
         int r;
@@ -533,9 +535,27 @@ static int method_discard(sd_bus_message *msg, void *userdata, sd_bus_error *err
         if (r < 0 && r != -ENOENT)
                 return sd_bus_error_set_errnof(error, -r, "Removing %s/state.luod-state: %m", m->state_dir);
         initrd_state_remove(m);
+        if (m->update_id && *m->update_id && !m->pending.update_id[0])
+                finished_mark(m, m->update_id);
         m->state_kept = false;
         set_state(m, "idle", "");
         return sd_bus_reply_method_return(msg, NULL);
+}
+
+static int method_retry(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        _cleanup_free_ char *why = NULL;
+        int r;
+
+        if (m->pending.update_id[0])
+                return sd_bus_error_set_errnof(error, EBUSY, "Update %s is loaded; luoctl discard it first",
+                                               m->pending.update_id);
+        if (!m->state_kept)
+                return sd_bus_error_set_errnof(error, ENOENT, "No preserved state is kept: nothing to retry");
+        r = manager_retry(m, &why);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "%s", why ?: "Retry failed");
+        return sd_bus_reply_method_return(msg, "s", m->update_id);
 }
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface,
@@ -544,8 +564,9 @@ static int property_get_version(sd_bus *bus, const char *path, const char *inter
         return sd_bus_message_append(reply, "s", PACKAGE_VERSION);
 }
 
-/* Update and Discard lack SD_BUS_VTABLE_UNPRIVILEGED: sd-bus itself refuses
- * callers without CAP_SYS_ADMIN (AccessDenied); the bus policy
+/* Update, Discard and Retry lack SD_BUS_VTABLE_UNPRIVILEGED: sd-bus itself
+ * refuses callers whose uid is not luod's (AccessDenied: dbus-daemon passes
+ * no capabilities, so sd-bus compares uids); the bus policy
  * (units/org.luod1.conf) already lets only root send them. */
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
@@ -564,6 +585,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("GetReport", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", report),
                                 method_get_report, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Discard", NULL, NULL, method_discard, 0),
+        SD_BUS_METHOD_WITH_ARGS("Retry", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", update_id), method_retry, 0),
         SD_BUS_METHOD_WITH_ARGS("RegisterConsumer", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
                                 method_register_consumer, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("AssignVF", SD_BUS_ARGS("s", guest, "s", pf_identity, "u", vf_index),
@@ -690,68 +712,122 @@ static void journal_restore_done(Manager *m, const LuodState *s, const char *bac
                                NULL);
 }
 
-int manager_restore_at_start(Manager *m) {
-        _cleanup_luod_state_ LuodState s = {};
-        _cleanup_free_ char *buf = NULL, *perr = NULL;
-        const char *backend = NULL;
-        char cmdline[4096], id[LUOD_UUID_STRING_MAX], msg[512];
+/* This boot's id, /proc/sys/kernel/random/boot_id. */
+static int read_boot_id(char ret[static LUOD_UUID_STRING_MAX]) {
+        int r = read_line("/proc/sys/kernel/random/boot_id", ret, LUOD_UUID_STRING_MAX);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read /proc/sys/kernel/random/boot_id: %m");
+        return 0;
+}
+
+/* <runtime_dir>/finished names the update this boot restored or discarded:
+ * /run does not outlive the boot, so a luod restarted later in it knows
+ * the command line's luod.update_id is dealt with, not lost. */
+static void finished_mark(Manager *m, const char *update_id) {
+        char path[PATH_MAX];
+        _cleanup_fclose_ FILE *f = NULL;
+
+        (void) mkdir(m->runtime_dir, 0700);
+        snprintf(path, sizeof(path), "%s/finished", m->runtime_dir);
+        f = fopen(path, "we");
+        if (!f || fprintf(f, "%s\n", update_id) < 0 || fflush(f) != 0)
+                log_warning_errno(-errno, "Failed to write %s: %m", path);
+}
+
+static bool finished_is(Manager *m, const char *update_id) {
+        char path[PATH_MAX], id[LUOD_UUID_STRING_MAX];
+
+        snprintf(path, sizeof(path), "%s/finished", m->runtime_dir);
+        return read_line(path, id, sizeof(id)) >= 0 && strcmp(id, update_id) == 0;
+}
+
+/* The update id on this boot's command line, "" if none. */
+static void cmdline_update_id(char id[static LUOD_UUID_STRING_MAX]) {
+        char cmdline[4096];
+
+        if (read_line("/proc/cmdline", cmdline, sizeof(cmdline)) < 0 || kernel_cmdline_get_update_id(cmdline, id) < 0)
+                id[0] = '\0';
+}
+
+/* A boot meant to land update id (its command line says so) found no
+ * state of it: a failure, not "nothing to restore". */
+static int state_missing(Manager *m, const char *id) {
+        char msg[768];
+
+        snprintf(msg, sizeof(msg), "State of update %s not found: no LUO session \"" LUO_SESSION_NAME "\", no %s/"
+                 STATE_FILE_NAME "%s, no %s/" STATE_FILE_NAME " (this boot's command line has luod.update_id=%s); "
+                 "nothing restored", id, m->runtime_dir,
+                 strcmp(m->runtime_dir, "/run/luod") == 0 ? ", no " INITRD_STATE_PATH : "", m->state_dir, id);
+        log_error("%s", msg);
+        (void) sd_journal_send("MESSAGE=%s", msg,
+                               "MESSAGE_ID=" LUOD_MESSAGE_STATE_MISSING_STR,
+                               "PRIORITY=3",
+                               "LUOD_UPDATE_ID=%s", id,
+                               "LUOD_STATE_DIR=%s", m->state_dir,
+                               NULL);
+        (void) set_string(&m->update_id, id);
+        set_state(m, "failed", msg);
+        return -ENOENT;
+}
+
+/* Marks s consumed by this boot (one more attempt) and writes it to the
+ * state file before any restore step: from here a luod that dies or is
+ * killed finds it again (a retrieved LUO session ends when its fd closes;
+ * the initramfs copy goes with /run at the next boot). */
+static int state_consume(Manager *m, LuodState *s, const char *boot_id, const char *backend) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size;
+        int r;
+
+        snprintf(s->consumed_boot_id, sizeof(s->consumed_boot_id), "%s", boot_id);
+        s->consumed_attempt++;
+        (void) mkdir(m->state_dir, 0700);
+        r = state_buffer(s, &buf, &size);
+        if (r >= 0)
+                r = file_preserve(m->state_dir, buf, size);
+        if (r < 0)
+                return log_error_errno(r, "Update %s: no durable copy of the state in %s/" STATE_FILE_NAME
+                                       " (restoring anyway; a luod stopped now cannot resume): %m",
+                                       s->update_id, m->state_dir);
+        /* The copy supersedes the initramfs one: only one of them may be
+         * found by a restarted luod. */
+        if (strcmp(backend, "initrd") == 0)
+                initrd_state_remove(m);
+        return 0;
+}
+
+/* Restores s (consumed by this boot, attempt s->consumed_attempt) and
+ * reports; drops the state only when every PF came back.  how: "" for the
+ * first attempt, "resumed" (luod restarted in the same boot) or "retry"
+ * (luoctl retry). */
+static int restore_state(Manager *m, LuodState *s, const char *backend, const char *how) {
+        _cleanup_free_ char *buf = NULL;
+        char msg[512];
         PfRestore *pfs = NULL;
         size_t size;
         int r;
 
-        r = retrieve(m, &buf, &size, &backend);
-        if (r == -ENOENT) {
-                log_info("No preserved state: nothing to restore");
-                return 0;
-        }
-        if (r < 0) {
-                snprintf(msg, sizeof(msg), "Cannot read the preserved state (%s): %s; kept, see luoctl discard",
-                         m->state_dir, strerror(-r));
-                log_error("%s", msg);
-                m->state_kept = true;
-                set_state(m, "failed", msg);
-                return r;
-        }
-
-        r = luod_state_parse(buf, size, &s, &perr);
-        if (r < 0) {
-                snprintf(msg, sizeof(msg), "Refusing the preserved state from %s: %s (%s); kept",
-                         backend, perr ?: "?", strerror(-r));
-                log_error("%s", msg);
-                keep_state(m, backend, buf, size);
-                set_state(m, "failed", msg);
-                return r;
-        }
-        (void) set_string(&m->update_id, s.update_id);
-        r = read_line("/proc/cmdline", cmdline, sizeof(cmdline));
-        if (r >= 0)
-                r = kernel_cmdline_get_update_id(cmdline, id);
-        if (r < 0 || strcmp(id, s.update_id) != 0) {
-                snprintf(msg, sizeof(msg), "Refusing the preserved state of update %s from %s: "
-                         "this boot's command line has %s%s (a cold boot?); kept, see luoctl discard",
-                         s.update_id, backend, r < 0 ? "no luod.update_id" : "luod.update_id=",
-                         r < 0 ? "" : id);
-                log_error("%s", msg);
-                keep_state(m, backend, buf, size);
-                set_state(m, "failed", msg);
-                return -ESTALE;
-        }
-
-        log_info("Restoring update %s from %s: %zu PFs", s.update_id, backend, s.n_pfs);
+        (void) set_string(&m->update_id, s->update_id);
+        log_info("Restoring update %s from %s: %zu PFs%s%s (attempt %u)", s->update_id, backend, s->n_pfs,
+                 *how ? ", " : "", how, s->consumed_attempt);
         set_state(m, "restoring", NULL);
         RestoreOptions opt = RESTORE_OPTIONS_DEFAULT;
         opt.driver_wait_usec = m->driver_wait_usec;
-        int rr = restore_all(&s, &opt, &pfs);
-        if (rr == -ENOMEM)
-                return log_error_errno(rr, "Restore of update %s: %m", s.update_id);
+        int rr = restore_all(s, &opt, &pfs);
+        if (rr == -ENOMEM) {
+                m->state_kept = true;
+                snprintf(msg, sizeof(msg), "Restore of update %s: out of memory; state kept", s->update_id);
+                set_state(m, "failed", msg);
+                return log_error_errno(rr, "%s", msg);
+        }
         uint64_t end_tsc = tsc_read();
         m->restore_end_tsc = end_tsc;
         m->restore_end_us = now_us();
-        if (s.n_assignments > 0) {
-                r = consumers_adopt_assignments(m, &s);
+        if (s->n_assignments > 0) {
+                r = consumers_adopt_assignments(m, s);
                 if (r < 0)
                         log_warning_errno(r, "The %zu VF assignments of update %s were not saved: %m",
-                                          s.n_assignments, s.update_id);
+                                          s->n_assignments, s->update_id);
         }
 
         /* After the restore, so as not to add to the blackout; only what
@@ -760,33 +836,41 @@ int manager_restore_at_start(Manager *m) {
         r = kmsg_read_boot("/dev/kmsg", luod_start_boottime_us, &kboot);
         if (r < 0)
                 log_warning_errno(r, "Cannot read /dev/kmsg, the report has no kernel-pci-enumeration: %m");
-        m->report = report_build(&s, backend, pfs, luod_start_tsc, luod_start_boottime_us, end_tsc, &kboot);
+        json_object_put(m->report);
+        m->report = report_build(s, backend, pfs, luod_start_tsc, luod_start_boottime_us, end_tsc, &kboot);
         if (m->report) {
+                json_object_object_add(m->report, "attempt", json_object_new_int64(s->consumed_attempt));
+                json_object_object_add(m->report, "resumed", json_object_new_boolean(strcmp(how, "resumed") == 0));
+                json_object_object_add(m->report, "retry", json_object_new_boolean(strcmp(how, "retry") == 0));
                 /* Per guest: its VFs back or not; downtime once its consumer
                  * says it runs (GuestRunning), from the blackout start. */
-                (void) consumers_report_guests(m, &s, pfs);
-                for (size_t i = 0; i < s.n_timestamps; i++) {
-                        if (strcmp(s.timestamps[i].name, "persist-start") == 0)
-                                m->blackout_start_tsc = s.timestamps[i].tsc;
-                        (void) luod_state_add_timestamp(&m->restored, s.timestamps[i].name,
-                                                        s.timestamps[i].tsc, s.timestamps[i].realtime_ns);
+                (void) consumers_report_guests(m, s, pfs);
+                luod_state_free(&m->restored);
+                for (size_t i = 0; i < s->n_timestamps; i++) {
+                        if (strcmp(s->timestamps[i].name, "persist-start") == 0)
+                                m->blackout_start_tsc = s->timestamps[i].tsc;
+                        (void) luod_state_add_timestamp(&m->restored, s->timestamps[i].name,
+                                                        s->timestamps[i].tsc, s->timestamps[i].realtime_ns);
                 }
-                m->tsc_khz = s.tsc_khz;
+                m->tsc_khz = s->tsc_khz;
         }
         if (m->report)
-                (void) manager_write_report(m, s.update_id);
+                (void) manager_write_report(m, s->update_id);
         size_t failed = 0;
-        for (size_t i = 0; i < s.n_pfs; i++)
+        for (size_t i = 0; i < s->n_pfs; i++)
                 failed += pfs[i].error != 0;
+        restore_results_free(m->restore_pfs, m->n_restore_pfs);
         m->restore_pfs = pfs;
-        m->n_restore_pfs = s.n_pfs;
-        journal_restore_done(m, &s, backend, failed);
+        m->n_restore_pfs = s->n_pfs;
+        journal_restore_done(m, s, backend, failed);
 
         if (rr < 0) {
                 snprintf(msg, sizeof(msg), "Restore of update %s: %zu of %zu PFs failed; state kept "
-                         "(luoctl report, luoctl discard)", s.update_id, failed, s.n_pfs);
+                         "(luoctl report, then luoctl retry or luoctl discard)", s->update_id, failed, s->n_pfs);
                 log_error("%s", msg);
-                keep_state(m, backend, buf, size);
+                if (state_buffer(s, &buf, &size) >= 0)
+                        keep_state(m, backend, buf, size);
+                m->state_kept = true;
                 set_state(m, "failed", msg);
                 return rr;
         }
@@ -803,8 +887,112 @@ int manager_restore_at_start(Manager *m) {
         r = file_remove(m->state_dir);
         if (r < 0 && r != -ENOENT)
                 log_warning_errno(r, "Failed to remove %s/state.luod-state: %m", m->state_dir);
-        log_info("Restored update %s: %zu PFs", s.update_id, s.n_pfs);
+        finished_mark(m, s->update_id);
+        m->state_kept = false;
+        log_info("Restored update %s: %zu PFs", s->update_id, s->n_pfs);
         set_state(m, "restored", "");
+        return 0;
+}
+
+/* Refuses a state found at start: kept (and copied to the state file when
+ * it came from elsewhere), State "failed" with msg. */
+static int refuse_state(Manager *m, const char *backend, const char *buf, size_t size, int r, const char *msg) {
+        log_error("%s", msg);
+        keep_state(m, backend, buf, size);
+        set_state(m, "failed", msg);
+        return r;
+}
+
+int manager_restore_at_start(Manager *m) {
+        _cleanup_luod_state_ LuodState s = {};
+        _cleanup_free_ char *buf = NULL, *perr = NULL;
+        const char *backend = NULL;
+        char id[LUOD_UUID_STRING_MAX], boot[LUOD_UUID_STRING_MAX], msg[768];
+        size_t size;
+        int r;
+
+        cmdline_update_id(id);
+        r = retrieve(m, &buf, &size, &backend);
+        if (r == -ENOENT) {
+                if (!*id || finished_is(m, id)) {
+                        log_info("No preserved state: nothing to restore");
+                        return 0;
+                }
+                return state_missing(m, id);
+        }
+        if (r < 0) {
+                snprintf(msg, sizeof(msg), "Cannot read the preserved state (%s): %s; kept, see luoctl discard",
+                         m->state_dir, strerror(-r));
+                log_error("%s", msg);
+                m->state_kept = true;
+                set_state(m, "failed", msg);
+                return r;
+        }
+
+        r = luod_state_parse(buf, size, &s, &perr);
+        if (r < 0) {
+                snprintf(msg, sizeof(msg), "Refusing the preserved state from %s: %s (%s); kept",
+                         backend, perr ?: "?", strerror(-r));
+                return refuse_state(m, backend, buf, size, r, msg);
+        }
+        (void) set_string(&m->update_id, s.update_id);
+        r = read_boot_id(boot);
+        if (r < 0) {
+                snprintf(msg, sizeof(msg), "Refusing the preserved state of update %s from %s: this boot's id "
+                         "is unknown (%s); kept, see luoctl retry or luoctl discard", s.update_id, backend, strerror(-r));
+                return refuse_state(m, backend, buf, size, r, msg);
+        }
+        /* One boot per state: another boot never applies a state a boot
+         * before it applied (the command line of a kexec with
+         * --reuse-cmdline still names it); the same boot resumes it. */
+        if (s.consumed_boot_id[0] && strcmp(s.consumed_boot_id, boot) != 0) {
+                snprintf(msg, sizeof(msg), "Refusing the preserved state of update %s from %s: it was consumed by "
+                         "boot %s (attempt %u), this is boot %s; kept, see luoctl retry or luoctl discard",
+                         s.update_id, backend, s.consumed_boot_id, s.consumed_attempt, boot);
+                m->state_kept = true;
+                return refuse_state(m, backend, buf, size, -ESTALE, msg);
+        }
+        if (!s.consumed_boot_id[0] && strcmp(id, s.update_id) != 0) {
+                snprintf(msg, sizeof(msg), "Refusing the preserved state of update %s from %s: "
+                         "this boot's command line has %s%s (a cold boot?); kept, see luoctl retry or luoctl discard",
+                         s.update_id, backend, *id ? "luod.update_id=" : "no luod.update_id", id);
+                return refuse_state(m, backend, buf, size, -ESTALE, msg);
+        }
+        bool resumed = s.consumed_boot_id[0];
+        if (resumed)
+                log_notice("Update %s was being restored by an earlier luod in this boot (attempt %u): resuming",
+                           s.update_id, s.consumed_attempt);
+        (void) state_consume(m, &s, boot, backend);
+        return restore_state(m, &s, backend, resumed ? "resumed" : "");
+}
+
+int manager_retry(Manager *m, char **ret_error) {
+        _cleanup_luod_state_ LuodState s = {};
+        _cleanup_free_ char *buf = NULL, *perr = NULL;
+        char boot[LUOD_UUID_STRING_MAX];
+        size_t size;
+        int r;
+
+        r = file_retrieve(m->state_dir, &buf, &size);
+        if (r < 0)
+                return asprintf(ret_error, "No kept state in %s/" STATE_FILE_NAME ": %s", m->state_dir,
+                                strerror(-r)) < 0 ? -ENOMEM : r;
+        r = luod_state_parse(buf, size, &s, &perr);
+        if (r < 0)
+                return asprintf(ret_error, "The kept state %s/" STATE_FILE_NAME " is unusable: %s (%s)",
+                                m->state_dir, perr ?: "?", strerror(-r)) < 0 ? -ENOMEM : r;
+        r = read_boot_id(boot);
+        if (r < 0)
+                return asprintf(ret_error, "This boot's id is unknown: %s", strerror(-r)) < 0 ? -ENOMEM : r;
+        log_notice("Retrying update %s in boot %s (asked for; last applied by boot %s, attempt %u)", s.update_id,
+                   boot, s.consumed_boot_id[0] ? s.consumed_boot_id : "none", s.consumed_attempt);
+        r = state_consume(m, &s, boot, "file");
+        if (r < 0)
+                return asprintf(ret_error, "Cannot record the retry in %s/" STATE_FILE_NAME " (%s): nothing done",
+                                m->state_dir, strerror(-r)) < 0 ? -ENOMEM : r;
+        r = restore_state(m, &s, "file", "retry");
+        if (r < 0)
+                return asprintf(ret_error, "%s", m->last_error) < 0 ? -ENOMEM : r;
         return 0;
 }
 

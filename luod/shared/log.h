@@ -17,5 +17,6 @@
 #define log_error_errno(r, fmt, ...) log_full_errno("<3>", r, fmt, ##__VA_ARGS__)
 #define log_warning_errno(r, fmt, ...) log_full_errno("<4>", r, fmt, ##__VA_ARGS__)
 #define log_error(fmt, ...) (void) fprintf(stderr, "<3>" fmt "\n", ##__VA_ARGS__)
+#define log_notice(fmt, ...) (void) fprintf(stderr, "<5>" fmt "\n", ##__VA_ARGS__)
 #define log_info(fmt, ...) (void) fprintf(stderr, "<6>" fmt "\n", ##__VA_ARGS__)
 #define log_warning(fmt, ...) (void) fprintf(stderr, "<4>" fmt "\n", ##__VA_ARGS__)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -20,5 +21,10 @@ static inline void closep(int *fd) {
                 errno = saved;
         }
 }
+static inline void fclosep(FILE **f) {
+        if (*f)
+                fclose(*f);
+}
 #define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_fclose_ _cleanup_(fclosep)
 #define _cleanup_close_ _cleanup_(closep)

@@ -203,6 +203,65 @@ cmp -s "$src/proto/state-example.luod-state" "$state/state.luod-state" || fail "
 [[ $(prop State) == 's "idle"' ]] || fail "discard: State $(prop State)"
 stop_luod
 
+# One boot per state.  consume FILE BOOT ATTEMPT: the state file as luod
+# leaves it once a boot applied it (format minor 3 "consumed").
+consume() {
+	python3 - "$@" <<'PY'
+import hashlib, json, sys
+path, boot, attempt = sys.argv[1], sys.argv[2], int(sys.argv[3])
+data = open(path, 'rb').read()
+nl = data.index(b'\n')
+body = json.loads(data[nl + 1:])
+body['consumed'] = {'boot_id': boot, 'attempt': attempt}
+b = (json.dumps(body, indent=1) + '\n').encode()
+h = {'format': 'luod-state', 'major': 1, 'minor': 3, 'length': len(b), 'sha256': hashlib.sha256(b).hexdigest()}
+open(path, 'wb').write(json.dumps(h, separators=(',', ':')).encode() + b'\n' + b)
+PY
+}
+consumed_of() {  # consumed_of FILE: "BOOT ATTEMPT"
+	python3 -c 'import json,sys; d=open(sys.argv[1]).read(); c=json.loads(d[d.index("\n")+1:]).get("consumed",{}); print(c.get("boot_id","-"), c.get("attempt",0))' "$1"
+}
+boot=$(cat /proc/sys/kernel/random/boot_id)
+other=0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5
+# A state another boot applied is never applied again by itself (a kexec
+# with --reuse-cmdline carries its luod.update_id): refused, kept as it was.
+cp "$src/proto/state-example.luod-state" "$state/state.luod-state"
+consume "$state/state.luod-state" "$other" 1
+cp "$state/state.luod-state" "$tmp/consumed-copy"
+start_luod
+prop LastError | grep -q "3f6c2a9e-8b1d-4e57-9a0c-5d2e7f14b6a8 from file: it was consumed by boot $other (attempt 1), this is boot $boot; kept, see luoctl retry" ||
+	fail "consumed by another boot: $(prop LastError)"
+[[ $(prop State) == 's "failed"' ]] || fail "consumed by another boot: State $(prop State)"
+cmp -s "$tmp/consumed-copy" "$state/state.luod-state" || fail "consumed by another boot: state changed"
+grep -q "Restoring update" "$tmp/luod.log" && fail "consumed by another boot: luod restored it: $(cat "$tmp/luod.log")"
+# luoctl retry applies it in this boot: consumed by this boot, attempt 2,
+# written before any PF is touched; here its PFs are absent, so it fails
+# naming them and the state stays kept.
+out=$("$build/luod/luoctl" --bus-address="$addr" retry 2>&1) && fail "retry without the PFs succeeded: $out"
+grep -q "Retry failed: Restore of update 3f6c2a9e-8b1d-4e57-9a0c-5d2e7f14b6a8: 2 of 2 PFs failed; state kept" <<<"$out" ||
+	fail "retry: $out"
+[[ $(consumed_of "$state/state.luod-state") == "$boot 2" ]] || fail "retry: consumed $(consumed_of "$state/state.luod-state")"
+"$build/luod/luoctl" --bus-address="$addr" report >"$tmp/report.txt" || fail "report after retry"
+grep -q "attempt 2: luoctl retry" "$tmp/report.txt" || fail "report after retry: $(cat "$tmp/report.txt")"
+grep -q "not found by its identity" "$tmp/report.txt" || fail "report after retry: $(cat "$tmp/report.txt")"
+# Each retry is one more attempt, also through busctl.
+out=$(busctl --address="$addr" call org.luod1 /org/luod1 org.luod1.Manager Retry 2>&1) && fail "busctl Retry: $out"
+grep -q "2 of 2 PFs failed" <<<"$out" || fail "busctl Retry: $out"
+[[ $(consumed_of "$state/state.luod-state") == "$boot 3" ]] || fail "busctl retry: consumed $(consumed_of "$state/state.luod-state")"
+stop_luod
+# A luod restarted in the boot that applied the state resumes it (attempt 4).
+start_luod
+grep -q "being restored by an earlier luod in this boot (attempt 3): resuming" "$tmp/luod.log" ||
+	fail "resume: $(cat "$tmp/luod.log")"
+[[ $(consumed_of "$state/state.luod-state") == "$boot 4" ]] || fail "resume: consumed $(consumed_of "$state/state.luod-state")"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["resumed"] is True and r["attempt"] == 4 and r["retry"] is False else 1)' \
+	"$state/report.json" || fail "resume: report $(cat "$state/report.json")"
+"$build/luod/luoctl" --bus-address="$addr" discard >/dev/null || fail "discard after resume"
+[[ ! -e $state/state.luod-state ]] || fail "discard after resume left the state"
+out=$("$build/luod/luoctl" --bus-address="$addr" retry 2>&1) && fail "retry with nothing kept: $out"
+grep -q "No preserved state is kept" <<<"$out" || fail "retry with nothing kept: $out"
+stop_luod
+
 # Consumers: registration, names, disconnects, assignments and their errors.
 hv=$build/tests/consumer/tb-hypervisor
 start_luod

@@ -38,11 +38,6 @@
 
 #define WAIT_VFS_USEC (UINT64_C(120) * 1000000)
 
-static inline void fclosep(FILE **f) {
-        if (*f)
-                fclose(*f);
-}
-
 static int usage(void) {
         fprintf(stderr, "usage: tb-inventory [flat]\n"
                         "       tb-inventory apply PFBDF N\n"
@@ -70,7 +65,7 @@ static int parse_bdf_arg(const char *s, PciBdf *ret) {
 }
 
 static int read_line(const char *path, char *buf, size_t size) {
-        _cleanup_(fclosep) FILE *f = fopen(path, "re");
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
 
         if (!f)
                 return log_error_errno(-errno, "Failed to open %s: %m", path);

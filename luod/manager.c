@@ -271,6 +271,25 @@ static int check_image(sd_bus_error *error, const char *what, const char *path) 
         return 0;
 }
 
+/* Leaves out of the record the PFs with no driver and no VFs: nothing of
+ * them needs restoring, and the format names every PF's driver.  A PF with
+ * VFs and no driver stays, and fails the preflight by name. */
+static void record_drop_unused(LuodState *s) {
+        char bdf[PCI_BDF_STRING_MAX];
+        size_t k = 0;
+
+        for (size_t i = 0; i < s->n_pfs; i++) {
+                if (!s->pfs[i].driver && s->pfs[i].numvfs == 0) {
+                        log_info("PF %s (%s) has no driver and no VFs: not recorded",
+                                 pci_bdf_format(&s->pfs[i].bdf, bdf), s->pfs[i].identity ?: "?");
+                        pf_record_done(&s->pfs[i]);
+                        continue;
+                }
+                s->pfs[k++] = s->pfs[i];
+        }
+        s->n_pfs = k;
+}
+
 static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
         _cleanup_luod_state_ LuodState s = {};
@@ -325,6 +344,7 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         r = sriov_scan(&s);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Scanning the SR-IOV PFs: %m");
+        record_drop_unused(&s);
         stamp(&s, "snapshot-end");
         r = consumers_copy_assignments(m, &s);
         if (r < 0)
@@ -356,6 +376,15 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                              m->modules_root, release) < 0)
                         return -ENOMEM;
         }
+
+        /* The record must be one the next kernel's luod can read (UTF-8
+         * names, one identity per PF, ...): checked here, before any
+         * consumer is told to pause its guests, dry runs included. */
+        _cleanup_free_ char *verr = NULL;
+        r = luod_state_verify(&s, &verr);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, EINVAL, "The SR-IOV record of this host cannot be preserved: %s",
+                                               verr ?: "out of memory");
 
         if ((m->backends & BACKEND_LUO) && luo_available())
                 backend = "luo";
@@ -479,8 +508,10 @@ static int method_get_inventory(sd_bus_message *msg, void *userdata, sd_bus_erro
         r = state_fill_header(&s);
         if (r >= 0)
                 r = sriov_scan(&s);
-        if (r >= 0)
+        if (r >= 0) {
+                record_drop_unused(&s);
                 r = luod_state_serialize(&s, &buf, &size);
+        }
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Reading the SR-IOV inventory: %m");
         /* The body: everything after the header line. */

@@ -108,6 +108,17 @@ static void *worker_run(void *userdata) {
         }
         res->enabled_us = now_us();
 
+        /* The PF's admin state before the VF settings: VFs of a down PF
+         * carry no traffic, and some drivers refuse VF settings while the PF
+         * is down.  Nothing in the new kernel brings it up otherwise. */
+        if (want->netdev && w->now->netdev) {
+                r = sriov_pf_set_link_up(w->now->netdev, want->netdev_up);
+                if (r < 0) {
+                        fail_pf(res, r, "setting netdev %s %s", w->now->netdev, want->netdev_up ? "up" : "down");
+                        return NULL;
+                }
+        }
+
         for (size_t i = 0; i < want->n_vfs; i++) {
                 const VfRecord *vf = &want->vfs[i];
 

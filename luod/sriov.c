@@ -587,6 +587,40 @@ int sriov_vf_apply_settings(const char *pf_netdev, const VfRecord *vf) {
         return 0;
 }
 
+int sriov_pf_set_link_up(const char *pf_netdev, bool up) {
+        _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+        _cleanup_(rtnl_link_putp) struct rtnl_link *link = NULL, *change = NULL, *after = NULL;
+        int r;
+
+        r = netlink_open(&sk);
+        if (r < 0)
+                return r;
+        r = pf_link_get(sk, pf_netdev, &link);
+        if (r < 0)
+                return r;
+        if (!!(rtnl_link_get_flags(link) & IFF_UP) == up)
+                return 0;
+        change = rtnl_link_alloc();
+        if (!change)
+                return log_error_errno(-ENOMEM, "PF netdev %s: failed to allocate a link change: %m", pf_netdev);
+        if (up)
+                rtnl_link_set_flags(change, IFF_UP);
+        else
+                rtnl_link_unset_flags(change, IFF_UP);
+        r = rtnl_link_change(sk, link, change, 0);
+        if (r < 0)
+                return log_error_errno(errno_from_nl(r), "PF netdev %s: RTM_NEWLINK setting it %s failed: %m",
+                                       pf_netdev, up ? "up" : "down");
+        /* Read back: a driver may refuse without an error (it logs only). */
+        r = pf_link_get(sk, pf_netdev, &after);
+        if (r < 0)
+                return r;
+        if (!!(rtnl_link_get_flags(after) & IFF_UP) != up)
+                return log_error_errno(-EIO, "PF netdev %s is still %s after setting it %s: %m", pf_netdev,
+                                       up ? "down" : "up", up ? "up" : "down");
+        return 0;
+}
+
 /* ---- scan ------------------------------------------------------------------- */
 
 static int vf_scan(const char *pf_what, const char *pf_dir, uint32_t index, VfRecord *vf) {
@@ -650,6 +684,10 @@ static int pf_scan_identity(const char *what, struct udev_device *d, PfRecord *p
                 log_warning_errno(r, "%s: failed to read %s/config, identifying the PF by its path: %m", what, dir);
         else {
                 r = sriov_config_find_dsn(config, size, &dsn);
+                /* All zeros or all ones is no serial number (unprogrammed
+                 * EEPROMs report them on many cards at once). */
+                if (r == 0 && (dsn == 0 || dsn == UINT64_MAX))
+                        r = -ENOENT;
                 if (r == 0) {
                         /* Every function of a multi-function device reports
                          * function 0's serial number: the function is part
@@ -881,15 +919,16 @@ int sriov_scan(LuodState *state) {
         if (scanned.n_pfs > 0)
                 qsort(scanned.pfs, scanned.n_pfs, sizeof(PfRecord), pf_compare_bdf);
 
-        /* A record must name one device: two PFs of one identity could not
-         * be told apart after the kexec. */
+        /* Two PFs of one identity (two cards with one serial number) could
+         * not be told apart after the kexec: the record refuses them
+         * (luod_state_verify()); the scan still serves restore and
+         * inventory. */
         size_t a, b;
         if (luod_state_find_duplicate_identity(&scanned, &a, &b)) {
                 char ba[PCI_BDF_STRING_MAX], bb[PCI_BDF_STRING_MAX];
 
-                return log_error_errno(-ENOTUNIQ, "PFs %s and %s have the same identity %s: %m",
-                                       pci_bdf_format(&scanned.pfs[a].bdf, ba),
-                                       pci_bdf_format(&scanned.pfs[b].bdf, bb), scanned.pfs[a].identity);
+                log_warning("PFs %s and %s have the same identity %s", pci_bdf_format(&scanned.pfs[a].bdf, ba),
+                            pci_bdf_format(&scanned.pfs[b].bdf, bb), scanned.pfs[a].identity);
         }
 
         state->pfs = scanned.pfs;
@@ -1120,6 +1159,14 @@ int sriov_pf_compare(const PfRecord *want, const PfRecord *have, char **ret_diff
         if (want->drivers_autoprobe != have->drivers_autoprobe)
                 diff_line(f, &n, bdf, NULL, "drivers_autoprobe", want->drivers_autoprobe ? "1" : "0",
                           have->drivers_autoprobe ? "1" : "0");
+        if (want->driver && !streq_ptr(want->driver, have->driver))
+                diff_line(f, &n, bdf, NULL, "driver", want->driver, have->driver ?: "(none)");
+        /* The netdev's name may change across the kexec (udev renames it);
+         * that it is there and its admin state may not. */
+        if (want->netdev && !have->netdev)
+                diff_line(f, &n, bdf, NULL, "netdev", want->netdev, "(none)");
+        else if (want->netdev && want->netdev_up != have->netdev_up)
+                diff_line(f, &n, bdf, NULL, "netdev_up", want->netdev_up ? "1" : "0", have->netdev_up ? "1" : "0");
 
         /* Both lists ascend by index. */
         for (size_t i = 0; i < want->n_vfs; i++) {

@@ -115,6 +115,15 @@ int sriov_pf_wait_vfs(const PciBdf *pf, uint32_t n, uint64_t timeout_usec);
  *   driver cannot set it) or -EPROTONOSUPPORT (igb and 802.1ad). */
 int sriov_vf_apply_settings(const char *pf_netdev, const VfRecord *vf);
 
+/* Sets the PF netdev pf_netdev administratively up (IFF_UP) or down over
+ * rtnetlink (RTM_GETLINK, then RTM_NEWLINK with the IFF_UP change when it
+ * differs), then reads the flags back.  VFs of a down PF carry no traffic,
+ * and some drivers refuse VF settings while the PF is down.  Returns 0 (also
+ * when nothing needed changing), -EIO when the flag read back is not the one
+ * set, or the negative errno of the rtnetlink request (-ENODEV: no such
+ * netdev). */
+int sriov_pf_set_link_up(const char *pf_netdev, bool up);
+
 /* Binds the VF to driver (NULL: leaves it unbound) through its
  * driver_override (never new_id): writes driver_override (the string, or
  * "\n" to clear it when NULL); when the VF is bound to another driver than
@@ -134,7 +143,9 @@ int sriov_vf_bdf(const PciBdf *pf, uint32_t index, PciBdf *ret);
 int sriov_vf_clear_override(const PciBdf *vf);
 
 /* Compares what restore must reproduce of the PF want (a record) on the PF
- * have (as scanned now): numvfs, drivers_autoprobe and, for every VF of
+ * have (as scanned now): numvfs, drivers_autoprobe, the PF driver (when
+ * want has one), that a recorded netdev is there (its name may differ) and
+ * its admin state (netdev_up) and, for every VF of
  * want, by index: that have lists it, its driver, driver_override and, when
  * want's settings are valid, every setting (tri-states only when want's is
  * not -1).  BDFs and IOMMU group numbers are not compared: they may change

@@ -6,7 +6,7 @@
 
 #include "inventory.h"
 
-static void pf_record_done(PfRecord *pf) {
+void pf_record_done(PfRecord *pf) {
         for (size_t i = 0; i < pf->n_vfs; i++) {
                 free(pf->vfs[i].driver);
                 free(pf->vfs[i].driver_override);

@@ -123,6 +123,9 @@ int luod_state_remove_assignment(LuodState *s, const char *guest, const char *pf
 
 void vf_assignment_done(VfAssignment *a);
 
+/* Frees what pf points to (its strings and VF records), not pf itself. */
+void pf_record_done(PfRecord *pf);
+
 /* Looks for two PFs of s with the same identity (compared as strings; PFs
  * without one are skipped).  Returns true and the indexes (*ret_a < *ret_b)
  * of the first such pair in s->pfs order, else false.  O(n^2) in n_pfs. */

@@ -217,6 +217,30 @@ static void test_compare(void) {
         CHECK(sriov_pf_compare(want.pfs, h, &diff) == -EUCLEAN);
         CHECK(contains(diff, "VF 1: settings: want recorded settings, have none reported"));
         free(diff);
+        h->vfs[1].settings = want.pfs->vfs[1].settings;
+        CHECK(sriov_pf_compare(want.pfs, h, NULL) == 0);
+
+        /* The PF itself: its admin state, its netdev, its driver; not the
+         * netdev's name (udev may rename it). */
+        want.pfs->netdev_up = true;
+        CHECK(sriov_pf_compare(want.pfs, h, &diff) == -EUCLEAN);
+        CHECK(contains(diff, "PF 0000:02:00.0: netdev_up: want 1, have 0"));
+        free(diff);
+        h->netdev_up = true;
+        free(h->netdev);
+        h->netdev = strdup("enp2s0");
+        CHECK(sriov_pf_compare(want.pfs, h, NULL) == 0);
+        free(h->netdev);
+        h->netdev = NULL;
+        CHECK(sriov_pf_compare(want.pfs, h, &diff) == -EUCLEAN);
+        CHECK(contains(diff, "PF 0000:02:00.0: netdev: want eth0, have (none)"));
+        free(diff);
+        h->netdev = strdup("eth0");
+        free(h->driver);
+        h->driver = NULL;
+        CHECK(sriov_pf_compare(want.pfs, h, &diff) == -EUCLEAN);
+        CHECK(contains(diff, "PF 0000:02:00.0: driver: want igb, have (none)"));
+        free(diff);
 }
 
 int main(void) {

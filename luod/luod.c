@@ -214,9 +214,11 @@ int main(int argc, char *argv[]) {
         }
 
         /* Restore before anything else: a failed restore is logged, its
-         * state kept, and luod serves the bus all the same (report, discard).
-         * SIGTERM still has its default action here: stopping mid-restore
-         * loses nothing, the state is only dropped after a full restore. */
+         * state kept, and luod serves the bus all the same (report, retry,
+         * discard).  SIGTERM still has its default action here: the state
+         * is written to the state file, marked consumed by this boot,
+         * before the first PF is touched, and a luod started again in this
+         * boot resumes from it. */
         (void) sd_notify(0, "STATUS=restoring");
         /* Device events from before the restore on: held in the monitor's
          * socket until the restore ends (events.h). */

@@ -386,7 +386,14 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 return sd_bus_error_set_errnof(error, EINVAL, "The SR-IOV record of this host cannot be preserved: %s",
                                                verr ?: "out of memory");
 
-        if ((m->backends & BACKEND_LUO) && luo_available())
+        /* systemctl kexec stops luod before the kexec: its outgoing LUO
+         * session fd closes then, and that unpreserves the state. */
+        const char *backend_why = NULL;
+        bool luo_ok = (m->backends & BACKEND_LUO) && !(flags & UPDATE_VIA_SYSTEMD);
+        if ((m->backends & BACKEND_LUO) && (flags & UPDATE_VIA_SYSTEMD))
+                backend_why = "luo not used with VIA_SYSTEMD: systemd stops luod before the kexec, "
+                              "and closing its LUO session unpreserves the state";
+        if (luo_ok && luo_available())
                 backend = "luo";
         else if ((m->backends & BACKEND_INITRD) && *initrd)
                 backend = "initrd";
@@ -395,7 +402,8 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         else
                 return sd_bus_error_set_errnof(error, ENOTSUP,
                                                "No preservation backend usable: %s%s%s (luod --backends)",
-                                               m->backends & BACKEND_LUO ? "/dev/liveupdate not available" : "",
+                                               m->backends & BACKEND_LUO ?
+                                               (backend_why ?: "/dev/liveupdate not available") : "",
                                                (m->backends & BACKEND_LUO) && (m->backends & BACKEND_INITRD) ? ", " : "",
                                                m->backends & BACKEND_INITRD ? "no initrd given" : "");
 
@@ -418,6 +426,8 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 return -ENOMEM;
         json_object_object_add(plan, "kernel_release", *release ? json_object_new_string(release) : NULL);
         json_object_object_add(plan, "drivers", json_object_new_string(drivers_note));
+        if (backend_why)
+                json_object_object_add(plan, "backend_note", json_object_new_string(backend_why));
         if (flags & UPDATE_DRY_RUN)
                 return sd_bus_reply_method_return(msg, "ss", s.update_id,
                                                   json_object_to_json_string_ext(plan, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));

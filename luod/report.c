@@ -123,6 +123,16 @@ json_object *report_build(const LuodState *want, const char *backend, const PfRe
                 json_object_object_add(j, "numvfs", json_object_new_int64(p->numvfs));
                 json_object_object_add(j, "result", json_object_new_string(p->error ? "failed" : "ok"));
                 json_object_object_add(j, "error", p->message ? json_object_new_string(p->message) : NULL);
+                /* What the read-back found unlike the record, one entry per
+                 * PF or VF field. */
+                json_object *diffs = json_object_new_array();
+                for (const char *l = p->differences; l && *l;) {
+                        size_t n = strcspn(l, "\n");
+                        if (n > 0)
+                                json_object_array_add(diffs, json_object_new_string_len(l, (int) n));
+                        l += n + (l[n] == '\n');
+                }
+                json_object_object_add(j, "differences", diffs);
                 json_object_object_add(j, "driver_wait_ms", ms_new(us_ms(p->start_us, p->driver_us)));
                 json_object_object_add(j, "enable_ms", ms_new(us_ms(p->driver_us, p->enabled_us)));
                 json_object_object_add(j, "settings_ms", ms_new(us_ms(p->enabled_us, p->settings_us)));

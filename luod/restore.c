@@ -181,6 +181,7 @@ void restore_results_free(PfRestore *pfs, size_t n) {
         for (size_t i = 0; pfs && i < n; i++) {
                 free(pfs[i].identity);
                 free(pfs[i].message);
+                free(pfs[i].differences);
         }
         free(pfs);
 }
@@ -249,8 +250,10 @@ int restore_all(const LuodState *want, const RestoreOptions *opt, PfRestore **re
                         have = r >= 0 && match[i] >= 0 ? &after.pfs[match[i]] : NULL;
                         if (!have)
                                 fail_pf(&res[i], r < 0 ? r : -ENODEV, "gone when read back");
-                        else if (sriov_pf_compare(&want->pfs[i], have, &diff) < 0)
+                        else if (sriov_pf_compare(&want->pfs[i], have, &diff) < 0) {
                                 fail_pf(&res[i], -EUCLEAN, "differs when read back: %s", diff ?: "?");
+                                res[i].differences = TAKE_PTR(diff);
+                        }
                         else
                                 res[i].verified_us = now_us();
                 }

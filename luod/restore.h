@@ -14,6 +14,8 @@ typedef struct PfRestore {
         uint32_t numvfs;
         int error;              /* 0, or the negative errno of the failed step */
         char *message;          /* what failed, naming the object; NULL on success */
+        char *differences;      /* read back unlike the record: one line per field
+                                 * ("PF <bdf> [VF <n>]: <field>: want W, have H"); NULL if none */
         uint64_t start_us;
         uint64_t driver_us;     /* PF driver bound */
         uint64_t enabled_us;    /* sriov_numvfs written, all VFs present */

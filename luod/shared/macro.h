@@ -10,6 +10,14 @@
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
+/* Hands a pointer on: returns it and leaves NULL behind. */
+#define TAKE_PTR(p)                                                            \
+        ({                                                                     \
+                __typeof__(p) _p = (p);                                        \
+                (p) = NULL;                                                    \
+                _p;                                                            \
+        })
+
 static inline void freep(void *p) {
         free(*(void **) p);
 }

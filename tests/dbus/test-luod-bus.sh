@@ -134,6 +134,10 @@ grep -q 'luod.update_id=' <<<"$out" || fail "dry run plan lacks the update id: $
 grep -q 'backend' <<<"$out" || fail "dry run plan lacks the backend: $out"
 [[ ! -e $state/state.luod-state ]] || fail "dry run wrote a state"
 [[ $(prop State) == 's "idle"' ]] || fail "dry run changed State: $(prop State)"
+# VIA_SYSTEMD (2) never uses LUO: systemd stops luod, whose session fd then
+# closes and unpreserves the state; the plan says so.
+out=$(call Update ssst /etc/hostname "" "console=ttyS0" 3) || fail "dry run via systemd: $out"
+grep -q 'luo not used with VIA_SYSTEMD' <<<"$out" || fail "dry run via systemd: no backend note: $out"
 # luoctl shows each step of the call as luod signals it (property Phase).
 out=$("$build/luod/luoctl" --bus-address="$addr" update --kernel /etc/hostname --dry-run 2>&1) ||
 	fail "luoctl update --dry-run: $out"

@@ -347,8 +347,13 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         record_drop_unused(&s);
         stamp(&s, "snapshot-end");
         r = consumers_copy_assignments(m, &s);
+        if (r >= 0)
+                r = luod_state_upgrade_assignments(&s);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Copying the VF assignments into the state: %m");
+        if (r > 0)
+                log_info("%d VF assignments named their PF by an identity without its function: "
+                         "recorded with the PF's identity now", r);
         set_phase(m, "preflight");
         for (size_t i = 0; i < s.n_pfs; i++)
                 if (s.pfs[i].numvfs > s.pfs[i].totalvfs)

@@ -216,3 +216,43 @@ int luod_state_match_pfs(const LuodState *want, const LuodState *now, ssize_t *r
                 free(stripped[j]);
         return r;
 }
+
+static bool names_a_pf(const LuodState *s, const char *identity) {
+        for (size_t j = 0; j < s->n_pfs; j++)
+                if (s->pfs[j].identity && strcmp(s->pfs[j].identity, identity) == 0)
+                        return true;
+        return false;
+}
+
+int luod_state_upgrade_assignments(LuodState *s) {
+        int n = 0;
+
+        for (size_t i = 0; i < s->n_assignments; i++) {
+                VfAssignment *a = &s->assignments[i];
+                const PfRecord *fit = NULL;
+                size_t fits = 0;
+
+                if (names_a_pf(s, a->pf_identity))
+                        continue;
+                for (size_t j = 0; j < s->n_pfs; j++) {
+                        _cleanup_free_ char *old = s->pfs[j].identity ?
+                                pf_identity_without_function(s->pfs[j].identity) : NULL;
+
+                        if (!old && errno == ENOMEM)
+                                return -ENOMEM;
+                        if (old && strcmp(old, a->pf_identity) == 0) {
+                                fit = &s->pfs[j];
+                                fits++;
+                        }
+                }
+                if (fits != 1)
+                        continue;
+                char *id = strdup(fit->identity);
+                if (!id)
+                        return -ENOMEM;
+                free(a->pf_identity);
+                a->pf_identity = id;
+                n++;
+        }
+        return n;
+}

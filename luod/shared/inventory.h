@@ -150,3 +150,12 @@ char *pf_identity_without_function(const char *identity);
  * device IDs and nothing else took it.  ret has want->n_pfs entries.
  * Returns 0 or -ENOMEM. */
 int luod_state_match_pfs(const LuodState *want, const LuodState *now, ssize_t *ret);
+
+/* Rewrites each assignment of s whose pf_identity is of the old form (no
+ * function part) and names none of s's PFs to the identity of the one PF
+ * of s whose identity without its function equals it (VF assignments saved
+ * by a luod before state minor 3, copied into a new record).  An old-form
+ * identity that fits several PFs (the ports of one card) is left as it is:
+ * which port was meant cannot be known.  Returns how many were rewritten,
+ * or -ENOMEM. */
+int luod_state_upgrade_assignments(LuodState *s);

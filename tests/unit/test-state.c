@@ -646,6 +646,24 @@ static void test_identity_forms(void) {
         CHECK(e && strcmp(e, "path:pci0000:00/8086:10c9:1af4:1100") == 0);
 }
 
+/* Assignments saved before the function was in the identity follow their
+ * PF, unless the PF cannot be told (two ports, one old identity). */
+static void test_upgrade_assignments(void) {
+        _cleanup_luod_state_ LuodState s = {};
+
+        add_pf(&s, "0000:01:00.0", "path:pci0000:00/0000:00:02.0/00.0/8086:10c9:1af4:1100");
+        add_pf(&s, "0000:01:00.1", "path:pci0000:00/0000:00:02.0/00.1/8086:10c9:1af4:1100");
+        add_pf(&s, "0000:05:00.0", "dsn:00-11-22-33-44-55-66-77/00.0");
+        CHECK(luod_state_add_assignment(&s, "hv", "g1", "dsn:00-11-22-33-44-55-66-77", 1) == 0);
+        CHECK(luod_state_add_assignment(&s, "hv", "g2", "path:pci0000:00/0000:00:02.0/8086:10c9:1af4:1100", 1) == 0);
+        CHECK(luod_state_add_assignment(&s, "hv", "g3", "dsn:00-11-22-33-44-55-66-77/00.0", 2) == 0);
+        CHECK(luod_state_upgrade_assignments(&s) == 1);
+        CHECK(strcmp(s.assignments[0].pf_identity, "dsn:00-11-22-33-44-55-66-77/00.0") == 0);
+        CHECK(strcmp(s.assignments[1].pf_identity, "path:pci0000:00/0000:00:02.0/8086:10c9:1af4:1100") == 0);
+        CHECK(strcmp(s.assignments[2].pf_identity, "dsn:00-11-22-33-44-55-66-77/00.0") == 0);
+        CHECK(luod_state_upgrade_assignments(&s) == 0);
+}
+
 /* Records and devices, one to one. */
 static void test_match(void) {
         _cleanup_luod_state_ LuodState want = {}, now = {}, old = {}, dsn = {};
@@ -725,5 +743,6 @@ int main(int argc, char *argv[]) {
         test_consumed();
         test_identity_forms();
         test_match();
+        test_upgrade_assignments();
         return tap_failures ? 1 : 0;
 }

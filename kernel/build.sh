@@ -73,13 +73,18 @@ prepare_patched() {
 		log "patched: series unchanged"
 	else
 		log "patched: applying kernel/series onto luod-base"
+		# No background `git gc --auto` after am: it would inherit the
+		# build lock (fd 8) and hold the next build while it repacks the
+		# whole tree.
+		git -C "$tree" config gc.auto 0
+		git -C "$tree" config gc.autoDetach false
 		git -C "$tree" am --abort >/dev/null 2>&1 || true
 		git -C "$tree" checkout -q -f luod-base
 		git -C "$tree" clean -qfdx
 		local patches
 		mapfile -t patches < <(series_patches)
 		if ((${#patches[@]})); then
-			git -C "$tree" -c user.name=luod -c user.email=luod@localhost am -q --3way "${patches[@]}" ||
+			git -C "$tree" -c user.name=luod -c user.email=luod@localhost am -q --3way "${patches[@]}" 8>&- ||
 				{ log "git am failed; see $tree"; exit 1; }
 		fi
 		echo "$want" >"$stamp"

@@ -42,16 +42,21 @@ cfg_dsn() {
 			}
 		}'
 }
+# The identity names the function: the DSN or the parent's path, then the
+# PF's own DD.F (the end of its BDF); an all-zero or all-one DSN is none.
 expected_identity() {
 	dsn=$(cfg_dsn "$1")
+	case $dsn in
+	dsn:00-00-00-00-00-00-00-00 | dsn:ff-ff-ff-ff-ff-ff-ff-ff) dsn= ;;
+	esac
 	if [ -n "$dsn" ]; then
-		echo "$dsn"
+		echo "$dsn/${1##*:}"
 		return
 	fi
 	parent=$(dirname "$(readlink -f "/sys/bus/pci/devices/$1")")
 	ids=$(for a in vendor device subsystem_vendor subsystem_device; do sysattr "$1" $a; done |
 		sed 's/^0x//' | tr '\n' ':')
-	echo "path:${parent#/sys/devices/}/${ids%:}"
+	echo "path:${parent#/sys/devices/}/${1##*:}/${ids%:}"
 }
 
 # PF $1 as `tb-inventory flat` prints it, from sysfs.

@@ -331,6 +331,21 @@ static int pf_link_get(struct nl_sock *sk, const char *netdev, struct rtnl_link 
         return 0;
 }
 
+/* A new rtnetlink socket and the PF netdev's link read through it. */
+static int pf_link_open(const char *netdev, struct nl_sock **ret_sk, struct rtnl_link **ret_link) {
+        _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+        int r;
+
+        r = netlink_open(&sk);
+        if (r < 0)
+                return r;
+        r = pf_link_get(sk, netdev, ret_link);
+        if (r < 0)
+                return r;
+        *ret_sk = TAKE_PTR(sk);
+        return 0;
+}
+
 /* Reads VF index's settings from the IFLA_VFINFO_LIST of link into *ret.
  * Returns false (and leaves *ret alone) when link does not report that VF. */
 static bool vf_settings_read(struct rtnl_link *link, uint32_t index, VfSettings *ret) {
@@ -567,10 +582,7 @@ int sriov_vf_apply_settings(const char *pf_netdev, const VfRecord *vf) {
         if (!vf->settings.valid)
                 return log_error_errno(-EINVAL, "PF netdev %s VF %" PRIu32 ": no settings to apply: %m",
                                        pf_netdev, vf->index);
-        r = netlink_open(&sk);
-        if (r < 0)
-                return r;
-        r = pf_link_get(sk, pf_netdev, &link);
+        r = pf_link_open(pf_netdev, &sk, &link);
         if (r < 0)
                 return r;
         if (!vf_settings_read(link, vf->index, &have))
@@ -592,10 +604,7 @@ int sriov_pf_set_link_up(const char *pf_netdev, bool up) {
         _cleanup_(rtnl_link_putp) struct rtnl_link *link = NULL, *change = NULL, *after = NULL;
         int r;
 
-        r = netlink_open(&sk);
-        if (r < 0)
-                return r;
-        r = pf_link_get(sk, pf_netdev, &link);
+        r = pf_link_open(pf_netdev, &sk, &link);
         if (r < 0)
                 return r;
         if (!!(rtnl_link_get_flags(link) & IFF_UP) == up)

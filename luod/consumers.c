@@ -14,7 +14,7 @@
 #include "config.h"
 #include "consumers.h"
 #include "events.h"
-#include "io-util.h"
+#include "fs-util.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
@@ -160,31 +160,15 @@ int consumers_load(Manager *m) {
         return 0;
 }
 
-/* Writes text to path atomically (temporary file, fsync, rename). */
-static int write_text_atomic(const char *path, const char *text) {
-        _cleanup_close_ int fd = -EBADF;
-        char tmp[PATH_MAX + 8];
-        int r;
+static int open_state_dir(const Manager *m) {
+        int fd = open(m->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return log_error_errno(-errno, "Cannot create %s: %m", tmp);
-        r = write_full(fd, text, strlen(text), -1);
-        if (r >= 0 && fsync(fd) < 0)
-                r = -errno;
-        if (r >= 0 && rename(tmp, path) < 0)
-                r = -errno;
-        if (r < 0) {
-                (void) unlink(tmp);
-                return log_error_errno(r, "Cannot write %s: %m", path);
-        }
-        return 0;
+        return fd < 0 ? log_error_errno(-errno, "Cannot open %s: %m", m->state_dir) : fd;
 }
 
 int consumers_save(Manager *m) {
         _cleanup_(json_putp) json_object *o = json_object_new_array();
-        char path[PATH_MAX];
+        _cleanup_close_ int dir_fd = -EBADF;
         const char *text;
         int r;
 
@@ -204,11 +188,14 @@ int consumers_save(Manager *m) {
                         json_object_object_add(e, "consumer_uid", json_object_new_uint64(a->consumer_uid));
                 json_object_array_add(o, e);
         }
-        r = assignments_path(m, path, sizeof(path));
-        if (r < 0)
-                return r;
+        dir_fd = open_state_dir(m);
+        if (dir_fd < 0)
+                return dir_fd;
         text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-        return write_text_atomic(path, text);
+        r = write_file_atomic_at(dir_fd, "assignments.json", text, strlen(text), 0600);
+        if (r < 0)
+                return log_error_errno(r, "Cannot write %s/assignments.json: %m", m->state_dir);
+        return 0;
 }
 
 int consumers_copy_assignments(const Manager *m, LuodState *s) {
@@ -226,8 +213,10 @@ int consumers_copy_assignments(const Manager *m, LuodState *s) {
 /* <state_dir>/assignments.update_id: the update whose assignments
  * assignments.json took over (a restore run again by a restarted luod,
  * while a failed state is kept, must not undo what consumers did since). */
+#define ADOPTED_FILE_NAME "assignments.update_id"
+
 static int adopted_path(const Manager *m, char *buf, size_t size) {
-        if (snprintf(buf, size, "%s/assignments.update_id", m->state_dir) >= (int) size)
+        if (snprintf(buf, size, "%s/" ADOPTED_FILE_NAME, m->state_dir) >= (int) size)
                 return -ENAMETOOLONG;
         return 0;
 }
@@ -248,8 +237,8 @@ static bool adopted_already(const Manager *m, const char *update_id) {
 }
 
 int consumers_adopt_assignments(Manager *m, const LuodState *s) {
+        _cleanup_close_ int dir_fd = -EBADF;
         LuodState held = {};
-        char path[PATH_MAX];
         int r;
 
         /* As they were at the kexec, for each guest's phases (GuestRunning),
@@ -278,10 +267,13 @@ int consumers_adopt_assignments(Manager *m, const LuodState *s) {
         r = consumers_save(m);
         if (r < 0)
                 return r;
-        r = adopted_path(m, path, sizeof(path));
-        if (r >= 0)
-                r = write_text_atomic(path, s->update_id);
-        return r;
+        dir_fd = open_state_dir(m);
+        if (dir_fd < 0)
+                return dir_fd;
+        r = write_file_atomic_at(dir_fd, ADOPTED_FILE_NAME, s->update_id, strlen(s->update_id), 0600);
+        if (r < 0)
+                return log_error_errno(r, "Cannot write %s/" ADOPTED_FILE_NAME ": %m", m->state_dir);
+        return 0;
 }
 
 /* True when uid may use name, binding it on first use; else false and

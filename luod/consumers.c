@@ -11,10 +11,11 @@
 #include <unistd.h>
 #include <systemd/sd-journal.h>
 
+#include "assignments.h"
 #include "config.h"
 #include "consumers.h"
 #include "events.h"
-#include "io-util.h"
+#include "fs-util.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
@@ -57,11 +58,6 @@ static bool text_ok(const char *s, size_t max) {
 
 static bool guest_name_ok(const char *s) {
         return text_ok(s, GUEST_NAME_MAX);
-}
-
-static void json_putp(json_object **o) {
-        if (*o)
-                json_object_put(*o);
 }
 
 static Consumer *consumer_by_sender(Manager *m, const char *sender) {
@@ -118,97 +114,84 @@ void consumers_done(Manager *m) {
         m->n_inhibitors = 0;
 }
 
-static int assignments_path(const Manager *m, char *buf, size_t size) {
-        if (snprintf(buf, size, "%s/assignments.json", m->state_dir) >= (int) size)
-                return -ENAMETOOLONG;
-        return 0;
+static int open_state_dir(const Manager *m) {
+        int fd = open(m->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        return fd < 0 ? log_error_errno(-errno, "Cannot open %s: %m", m->state_dir) : fd;
 }
 
+/* Renames the unusable assignments.json in dir_fd out of the way, to
+ * assignments.json.broken or, when that exists (an earlier one nobody
+ * looked at yet), .broken.2, .broken.3 ..., and makes the rename durable:
+ * the next save must not overwrite assignments it could not read. */
+static int set_aside(const Manager *m, int dir_fd, char *ret_name, size_t size) {
+        int r;
+
+        for (unsigned n = 1; n <= 100; n++) {
+                if (n == 1)
+                        snprintf(ret_name, size, ASSIGNMENTS_FILE_NAME ".broken");
+                else
+                        snprintf(ret_name, size, ASSIGNMENTS_FILE_NAME ".broken.%u", n);
+                if (renameat2(dir_fd, ASSIGNMENTS_FILE_NAME, dir_fd, ret_name, RENAME_NOREPLACE) >= 0 ||
+                    /* A file system without RENAME_NOREPLACE: replace the first. */
+                    (errno == EINVAL && renameat(dir_fd, ASSIGNMENTS_FILE_NAME, dir_fd, ret_name) >= 0)) {
+                        r = fsync_directory_at(dir_fd, ".");
+                        if (r < 0)
+                                log_warning_errno(r, "Cannot fsync %s after renaming %s: %m", m->state_dir, ret_name);
+                        return 0;
+                }
+                if (errno != EEXIST)
+                        return -errno;
+        }
+        return -EEXIST;
+}
+
+/* Loads assignments.json all or nothing: a file that cannot be read or
+ * parsed whole is moved aside (set_aside()) and no assignment is loaded;
+ * everything else works as with no file. */
 int consumers_load(Manager *m) {
-        _cleanup_(json_putp) json_object *o = NULL;
-        char path[PATH_MAX];
-        int r;
+        _cleanup_luod_state_ LuodState s = {};
+        _cleanup_free_ char *error = NULL;
+        _cleanup_close_ int dir_fd = -EBADF;
+        char aside[sizeof(ASSIGNMENTS_FILE_NAME ".broken.100")];
+        int r, q;
 
-        r = assignments_path(m, path, sizeof(path));
-        if (r < 0)
-                return r;
-        if (access(path, F_OK) < 0)
-                return errno == ENOENT ? 0 : log_error_errno(-errno, "Cannot access %s: %m", path);
-        o = json_object_from_file(path);
-        if (!o || !json_object_is_type(o, json_type_array))
-                return log_error_errno(-EBADMSG, "%s is not a JSON array of assignments (%s); kept, ignored",
-                                       path, json_util_get_last_err() ?: "wrong type");
-        for (size_t i = 0; i < json_object_array_length(o); i++) {
-                json_object *e = json_object_array_get_idx(o, i), *c, *g, *p, *x;
-
-                if (!json_object_object_get_ex(e, "consumer", &c) || !json_object_object_get_ex(e, "guest", &g) ||
-                    !json_object_object_get_ex(e, "pf_identity", &p) || !json_object_object_get_ex(e, "vf_index", &x) ||
-                    !json_object_is_type(x, json_type_int))
-                        return log_error_errno(-EBADMSG, "%s: entry %zu is malformed; kept, ignored", path, i);
-                r = luod_state_add_assignment(&m->held, json_object_get_string(c), json_object_get_string(g),
-                                              json_object_get_string(p), (uint32_t) json_object_get_uint64(x));
-                if (r < 0)
-                        return log_error_errno(r, "%s: entry %zu refused: %m; kept, ignored", path, i);
-                /* Optional: the uid that owns the consumer name. */
-                json_object *u;
-                if (json_object_object_get_ex(e, "consumer_uid", &u) && json_object_is_type(u, json_type_int) &&
-                    json_object_get_int64(u) >= 0 && json_object_get_int64(u) < (int64_t) VF_ASSIGNMENT_NO_UID)
-                        m->held.assignments[m->held.n_assignments - 1].consumer_uid =
-                                (uint32_t) json_object_get_int64(u);
+        dir_fd = open(m->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0)
+                return errno == ENOENT ? 0 : log_error_errno(-errno, "Cannot open %s: %m", m->state_dir);
+        r = assignments_read_file(dir_fd, ASSIGNMENTS_FILE_NAME, &s, &error);
+        if (r == -ENOENT)
+                return 0;
+        if (r >= 0) {
+                luod_state_free(&m->held);
+                m->held = s;
+                s = (LuodState) {};
+                log_info("Loaded %zu VF assignments from %s/" ASSIGNMENTS_FILE_NAME, m->held.n_assignments,
+                         m->state_dir);
+                return 0;
         }
-        log_info("Loaded %zu VF assignments from %s", m->held.n_assignments, path);
-        return 0;
-}
-
-/* Writes text to path atomically (temporary file, fsync, rename). */
-static int write_text_atomic(const char *path, const char *text) {
-        _cleanup_close_ int fd = -EBADF;
-        char tmp[PATH_MAX + 8];
-        int r;
-
-        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return log_error_errno(-errno, "Cannot create %s: %m", tmp);
-        r = write_full(fd, text, strlen(text), -1);
-        if (r >= 0 && fsync(fd) < 0)
-                r = -errno;
-        if (r >= 0 && rename(tmp, path) < 0)
-                r = -errno;
-        if (r < 0) {
-                (void) unlink(tmp);
-                return log_error_errno(r, "Cannot write %s: %m", path);
-        }
-        return 0;
+        q = set_aside(m, dir_fd, aside, sizeof(aside));
+        if (q < 0)
+                return log_error_errno(r, "Refusing %s/" ASSIGNMENTS_FILE_NAME ": %s%s%m; no VF assignment loaded, "
+                                       "and the file could not be renamed aside (%s): the next AssignVF or "
+                                       "UnassignVF replaces it", m->state_dir, error ?: "", error ? ": " : "",
+                                       strerror(-q));
+        return log_error_errno(r, "Refusing %s/" ASSIGNMENTS_FILE_NAME ": %s%s%m; no VF assignment loaded, the "
+                               "file is kept as %s/%s", m->state_dir, error ?: "", error ? ": " : "", m->state_dir,
+                               aside);
 }
 
 int consumers_save(Manager *m) {
-        _cleanup_(json_putp) json_object *o = json_object_new_array();
-        char path[PATH_MAX];
-        const char *text;
+        _cleanup_close_ int dir_fd = -EBADF;
         int r;
 
-        if (!o)
-                return -ENOMEM;
-        for (size_t i = 0; i < m->held.n_assignments; i++) {
-                const VfAssignment *a = &m->held.assignments[i];
-                json_object *e = json_object_new_object();
-
-                if (!e)
-                        return -ENOMEM;
-                json_object_object_add(e, "consumer", json_object_new_string(a->consumer));
-                json_object_object_add(e, "guest", json_object_new_string(a->guest));
-                json_object_object_add(e, "pf_identity", json_object_new_string(a->pf_identity));
-                json_object_object_add(e, "vf_index", json_object_new_uint64(a->vf_index));
-                if (a->consumer_uid != VF_ASSIGNMENT_NO_UID)
-                        json_object_object_add(e, "consumer_uid", json_object_new_uint64(a->consumer_uid));
-                json_object_array_add(o, e);
-        }
-        r = assignments_path(m, path, sizeof(path));
+        dir_fd = open_state_dir(m);
+        if (dir_fd < 0)
+                return dir_fd;
+        r = assignments_write_file(dir_fd, ASSIGNMENTS_FILE_NAME, &m->held);
         if (r < 0)
-                return r;
-        text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-        return write_text_atomic(path, text);
+                return log_error_errno(r, "Cannot write %s/" ASSIGNMENTS_FILE_NAME ": %m", m->state_dir);
+        return 0;
 }
 
 int consumers_copy_assignments(const Manager *m, LuodState *s) {
@@ -226,8 +209,10 @@ int consumers_copy_assignments(const Manager *m, LuodState *s) {
 /* <state_dir>/assignments.update_id: the update whose assignments
  * assignments.json took over (a restore run again by a restarted luod,
  * while a failed state is kept, must not undo what consumers did since). */
+#define ADOPTED_FILE_NAME "assignments.update_id"
+
 static int adopted_path(const Manager *m, char *buf, size_t size) {
-        if (snprintf(buf, size, "%s/assignments.update_id", m->state_dir) >= (int) size)
+        if (snprintf(buf, size, "%s/" ADOPTED_FILE_NAME, m->state_dir) >= (int) size)
                 return -ENAMETOOLONG;
         return 0;
 }
@@ -248,8 +233,8 @@ static bool adopted_already(const Manager *m, const char *update_id) {
 }
 
 int consumers_adopt_assignments(Manager *m, const LuodState *s) {
+        _cleanup_close_ int dir_fd = -EBADF;
         LuodState held = {};
-        char path[PATH_MAX];
         int r;
 
         /* As they were at the kexec, for each guest's phases (GuestRunning),
@@ -278,10 +263,13 @@ int consumers_adopt_assignments(Manager *m, const LuodState *s) {
         r = consumers_save(m);
         if (r < 0)
                 return r;
-        r = adopted_path(m, path, sizeof(path));
-        if (r >= 0)
-                r = write_text_atomic(path, s->update_id);
-        return r;
+        dir_fd = open_state_dir(m);
+        if (dir_fd < 0)
+                return dir_fd;
+        r = write_file_atomic_at(dir_fd, ADOPTED_FILE_NAME, s->update_id, strlen(s->update_id), 0600);
+        if (r < 0)
+                return log_error_errno(r, "Cannot write %s/" ADOPTED_FILE_NAME ": %m", m->state_dir);
+        return 0;
 }
 
 /* True when uid may use name, binding it on first use; else false and

@@ -16,6 +16,7 @@
 #include "consumers.h"
 #include "drivers.h"
 #include "events.h"
+#include "fs-util.h"
 #include "io-util.h"
 #include "kexec.h"
 #include "kmsg.h"
@@ -712,24 +713,41 @@ static void keep_state(Manager *m, const char *backend, const char *buf, size_t 
                 log_info("Kept a copy of the preserved state in %s", path);
 }
 
+/* Writes the report to reports/<update_id>.json and report.json in the
+ * state directory, each replaced atomically and durably. */
 int manager_write_report(Manager *m, const char *update_id) {
-        char dir[PATH_MAX], path[PATH_MAX + 64], tmp[PATH_MAX + 72];
+        _cleanup_close_ int dir_fd = -EBADF, reports_fd = -EBADF;
+        char name[LUOD_UUID_STRING_MAX + 8];
+        const char *text;
+        size_t len;
+        int r;
 
         if (m->events) {
                 json_object *ev = events_report(m);
                 if (ev)
                         json_object_object_add(m->report, "events", ev);
         }
-        snprintf(dir, sizeof(dir), "%s/reports", m->state_dir);
+        text = json_object_to_json_string_length(m->report, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED, &len);
+        if (!text)
+                return log_error_errno(-ENOMEM, "Failed to format the report: %m");
         (void) mkdir(m->state_dir, 0700);
-        (void) mkdir(dir, 0755);
-        snprintf(path, sizeof(path), "%s/%s.json", dir, update_id);
-        if (json_object_to_file_ext(path, m->report, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED) < 0)
-                return log_error_errno(-EIO, "Failed to write %s: %s", path, json_util_get_last_err());
-        snprintf(path, sizeof(path), "%s/report.json", m->state_dir);
-        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-        if (json_object_to_file_ext(tmp, m->report, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED) < 0 || rename(tmp, path) < 0)
-                return log_error_errno(-EIO, "Failed to write %s", path);
+        dir_fd = open(m->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0)
+                return log_error_errno(-errno, "Failed to open %s: %m", m->state_dir);
+        /* A new reports/ is made durable too, not only the files in it. */
+        if (mkdirat(dir_fd, "reports", 0755) >= 0)
+                (void) fsync_directory_at(dir_fd, ".");
+        reports_fd = openat(dir_fd, "reports", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (reports_fd < 0)
+                return log_error_errno(-errno, "Failed to open %s/reports: %m", m->state_dir);
+        if (snprintf(name, sizeof(name), "%s.json", update_id) >= (int) sizeof(name))
+                return log_error_errno(-ENAMETOOLONG, "Update id '%.40s...' is not a UUID: %m", update_id);
+        r = write_file_atomic_at(reports_fd, name, text, len, 0644);
+        if (r < 0)
+                return log_error_errno(r, "Failed to write %s/reports/%s: %m", m->state_dir, name);
+        r = write_file_atomic_at(dir_fd, "report.json", text, len, 0644);
+        if (r < 0)
+                return log_error_errno(r, "Failed to write %s/report.json: %m", m->state_dir);
         return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "macro.h"
 #include "preserve.h"
+#include "fs-util.h"
 #include "io-util.h"
 #include "state.h"
 
@@ -324,52 +325,21 @@ int initrd_find_state(const char *path, char **ret_buf, size_t *ret_size) {
 
 /* --- file ----------------------------------------------------------------- */
 
-static int write_and_rename(int fd, const char *tmp, const char *path, const void *buf, size_t size) {
-        int r;
-
-        r = write_full(fd, buf, size, -1);
-        if (r < 0)
-                return log_error_errno(r, "Failed to write %s: %m", tmp);
-        if (fsync(fd) < 0)
-                return log_error_errno(-errno, "Failed to fsync %s: %m", tmp);
-        if (rename(tmp, path) < 0)
-                return log_error_errno(-errno, "Failed to rename %s to %s: %m", tmp, path);
-        return 0;
-}
-
-static int fsync_dir(const char *dir) {
-        _cleanup_close_ int fd = -EBADF;
-
-        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return log_error_errno(-errno, "Failed to open directory %s: %m", dir);
-        if (fsync(fd) < 0)
-                return log_error_errno(-errno, "Failed to fsync directory %s: %m", dir);
-        return 0;
-}
-
 int file_preserve(const char *dir, const void *buf, size_t size) {
-        _cleanup_free_ char *path = NULL, *tmp = NULL;
-        _cleanup_close_ int fd = -EBADF;
+        _cleanup_close_ int dir_fd = -EBADF;
         int r;
 
         dir = dir ?: FILE_STATE_DIR;
         r = check_size(size);
         if (r < 0)
                 return log_error_errno(r, "Refusing to write a state of %zu bytes to %s: %m", size, dir);
-        if (asprintf(&path, "%s/%s", dir, STATE_FILE_NAME) < 0 ||
-            asprintf(&tmp, "%s/.#%s.XXXXXX", dir, STATE_FILE_NAME) < 0)
-                return log_error_errno(-ENOMEM, "Failed to build the state file name in %s: %m", dir);
-
-        fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return log_error_errno(-errno, "Failed to create a temporary state file in %s: %m", dir);
-        r = write_and_rename(fd, tmp, path, buf, size);
-        if (r < 0) {
-                (void) unlink(tmp);
-                return r;
-        }
-        return fsync_dir(dir);
+        dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0)
+                return log_error_errno(-errno, "Failed to open directory %s: %m", dir);
+        r = write_file_atomic_at(dir_fd, STATE_FILE_NAME, buf, size, 0600);
+        if (r < 0)
+                return log_error_errno(r, "Failed to write %s/%s: %m", dir, STATE_FILE_NAME);
+        return 0;
 }
 
 int file_retrieve(const char *dir, char **ret_buf, size_t *ret_size) {
@@ -383,6 +353,7 @@ int file_retrieve(const char *dir, char **ret_buf, size_t *ret_size) {
 
 int file_remove(const char *dir) {
         _cleanup_free_ char *path = NULL;
+        int r;
 
         dir = dir ?: FILE_STATE_DIR;
         if (asprintf(&path, "%s/%s", dir, STATE_FILE_NAME) < 0)
@@ -392,5 +363,8 @@ int file_remove(const char *dir) {
                         return -ENOENT;
                 return log_error_errno(-errno, "Failed to remove %s: %m", path);
         }
-        return fsync_dir(dir);
+        r = fsync_directory_at(AT_FDCWD, dir);
+        if (r < 0)
+                return log_error_errno(r, "Failed to fsync directory %s: %m", dir);
+        return 0;
 }

@@ -118,12 +118,13 @@ int initrd_find_state(const char *path, char **ret_buf, size_t *ret_size);
 
 /* --- file ----------------------------------------------------------------- */
 
-/* Atomically replaces <dir>/state.luod-state (dir NULL: FILE_STATE_DIR,
- * which must exist) with the size bytes at buf: writes a temporary
- * "<dir>/.#state.luod-state.XXXXXX" (mode 0600), fsync()s it, renames it
- * over the state file and fsync()s dir.  A reader sees the old or the new
- * state, never a partial one.  Returns 0, or -EINVAL/-EFBIG for a bad size,
- * or the negative errno of the failing system call (the temporary file is
+/* Atomically and durably replaces <dir>/state.luod-state (dir NULL:
+ * FILE_STATE_DIR, which must exist) with the size bytes at buf, mode 0600:
+ * opens dir, then write_file_atomic_at() (fs-util.h: a temporary
+ * "<dir>/.#state.luod-state.<pid>-<n>", fsync(), renameat() over the state
+ * file, fsync() of dir).  A reader sees the old or the new state, never a
+ * partial one.  Returns 0, or -EINVAL/-EFBIG for a bad size, or the
+ * negative errno of the failing system call (logged; the temporary file is
  * removed; after a failed directory fsync the new file is in place but may
  * not be durable). */
 int file_preserve(const char *dir, const void *buf, size_t size);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fs-util.h"
 #include "io-util.h"
 #include "log.h"
 #include "macro.h"
@@ -1141,56 +1142,19 @@ int luod_state_read_fd(int fd, LuodState *ret, char **ret_error) {
         return luod_state_parse(buf, size, ret, ret_error);
 }
 
-/* Creates ".#<name>.<pid>-<n>" in dir_fd, exclusively. */
-static int open_tmpfile(int dir_fd, const char *name, char **ret_path) {
-        static unsigned counter;
-
-        for (unsigned attempt = 0;; attempt++) {
-                _cleanup_free_ char *path = NULL;
-                int fd;
-
-                if (asprintf(&path, ".#%s.%jd-%u", name, (intmax_t) getpid(),
-                             __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED)) < 0)
-                        return -ENOMEM;
-                fd = openat(dir_fd, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-                if (fd >= 0) {
-                        *ret_path = path;
-                        path = NULL;
-                        return fd;
-                }
-                /* Stale files of a crashed process with the same pid take the next number. */
-                if (errno != EEXIST || attempt >= 64)
-                        return -errno;
-        }
-}
-
 int luod_state_write_file(int dir_fd, const char *name, const LuodState *s) {
-        _cleanup_free_ char *buf = NULL, *tmp = NULL;
-        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
         size_t size;
         int r;
 
         if (dir_fd < 0)
                 return -EBADF;
-        if (!name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        if (!filename_is_valid(name))
                 return -EINVAL;
         r = luod_state_serialize(s, &buf, &size);
         if (r < 0)
                 return r;
-
-        fd = open_tmpfile(dir_fd, name, &tmp);
-        if (fd < 0)
-                return fd;
-        r = write_full(fd, buf, size, 0);
-        if (r >= 0 && fsync(fd) < 0)
-                r = -errno;
-        if (r >= 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
-                r = -errno;
-        if (r < 0) {
-                (void) unlinkat(dir_fd, tmp, 0);
-                return r;
-        }
-        return fsync(dir_fd) < 0 ? -errno : 0;
+        return write_file_atomic_at(dir_fd, name, buf, size, 0644);
 }
 
 int luod_state_read_file(int dir_fd, const char *name, LuodState *ret, char **ret_error) {

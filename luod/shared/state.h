@@ -75,14 +75,14 @@ int luod_state_write_fd(int fd, const LuodState *s);
  * LUOD_STATE_SIZE_MAX, or the negative errno of fstat()/pread(). */
 int luod_state_read_fd(int fd, LuodState *ret, char **ret_error);
 
-/* Atomically replaces the file name (a plain file name, no '/') in the
- * directory dir_fd (opened O_RDONLY|O_DIRECTORY; not AT_FDCWD, not O_PATH:
- * it is fsync()ed) with the serialized s: writes a new file
- * ".#<name>.<pid>-<n>" (mode 0644 minus umask) in that directory, fsync()s
- * it, renames it over name and fsync()s the directory.  name never refers to
- * a partial file: a reader sees the old or the new state.  A crash may leave
+/* Atomically and durably replaces the file name (a plain file name, no '/')
+ * in the directory dir_fd (opened O_RDONLY|O_DIRECTORY; not AT_FDCWD, not
+ * O_PATH: it is fsync()ed) with the serialized s, mode 0644, by
+ * write_file_atomic_at() (fs-util.h: a temporary ".#<name>.<pid>-<n>",
+ * fsync(), renameat(), fsync() of the directory).  name never refers to a
+ * partial file: a reader sees the old or the new state.  A crash may leave
  * a ".#<name>.*" file behind.  Returns 0, -EBADF when dir_fd < 0, -EINVAL
- * for a bad name, a serialize error, or the negative errno of the failing system call (the
+ * for a bad name, a serialize error, or a write_file_atomic_at() error (the
  * temporary file is removed; after a failed directory fsync the new state
  * is in place but may not be durable). */
 int luod_state_write_file(int dir_fd, const char *name, const LuodState *s);

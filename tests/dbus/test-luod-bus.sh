@@ -387,10 +387,35 @@ start_luod
 stop_luod
 echo '[ {"consumer": ' >"$state/assignments.json"
 start_luod
-grep -q "assignments.json is not a JSON array of assignments" "$tmp/luod.log" || fail "corrupt assignments.json not named"
-[[ -s $state/assignments.json ]] || fail "corrupt assignments.json not kept"
+grep -qF "Refusing $state/assignments.json: assignments: not JSON: incomplete: Bad message; no VF assignment loaded, the file is kept as $state/assignments.json.broken" \
+	"$tmp/luod.log" || fail "corrupt assignments.json not named: $(cat "$tmp/luod.log")"
+[[ ! -e $state/assignments.json && $(cat "$state/assignments.json.broken") == '[ {"consumer": ' ]] ||
+	fail "corrupt assignments.json not kept aside"
 stop_luod
-rm "$state/assignments.json"
+# One bad entry among good ones: nothing is loaded (not the entries before
+# it), the file is kept aside whole, and the next save (UnassignVF) writes
+# over none of it.  An earlier .broken file is not replaced.
+pf=dsn:00-11-22-33-44-55-66-77
+cat >"$state/assignments.json" <<JSON
+[ { "consumer": "hv1", "guest": "vm-a", "pf_identity": "$pf", "vf_index": 0 },
+  { "consumer": "hv1", "guest": "vm-b", "pf_identity": "$pf", "vf_index": 1 },
+  { "consumer": "hv1", "guest": "vm-c", "pf_identity": "$pf", "vf_index": "5" },
+  { "consumer": "hv1", "guest": "vm-d", "pf_identity": "$pf", "vf_index": 3 } ]
+JSON
+cp "$state/assignments.json" "$tmp/partial.json"
+start_luod
+out=$("$hv" --bus-address="$addr" hv1 unassign vm-a "$pf" 0 2>&1) && fail "UnassignVF of a VF from a refused file succeeded"
+grep -qF "Guest vm-a holds no VF 0 of PF $pf" <<<"$out" || fail "UnassignVF after a refused file: $out"
+[[ $(call GetAssignments) == "a(sssu) 0" ]] || fail "a partial assignments.json was loaded: $(call GetAssignments)"
+stop_luod
+for g in vm-c vm-d; do
+	cat "$state"/assignments.json* | grep -qF "\"$g\"" || fail "$g lost from $state: $(cat "$state"/assignments.json*)"
+done
+cmp -s "$tmp/partial.json" "$state/assignments.json.broken.2" || fail "the partial file was not kept whole as .broken.2"
+[[ $(cat "$state/assignments.json.broken") == '[ {"consumer": ' ]] || fail "the first .broken file was replaced"
+grep -qF "Refusing $state/assignments.json: assignments[2] (guest \"vm-c\"): vf_index: expected int, got string: Bad message; no VF assignment loaded, the file is kept as $state/assignments.json.broken.2" \
+	"$tmp/luod.log" || fail "the refused entry is not named: $(cat "$tmp/luod.log")"
+rm -f "$state"/assignments.json*
 
 # --backends: a bad list is refused at start; with only LUO and the initrd
 # allowed, an update without /dev/liveupdate and without an initrd is

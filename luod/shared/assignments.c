@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "assignments.h"
+#include "fs-util.h"
+#include "log.h"
+#include "macro.h"
+
+/* Sizes of "assignments[N]" and of that with " (guest \"...\")". */
+#define INDEX_WHERE_MAX 40
+#define ENTRY_WHERE_MAX 128
+
+static inline void json_object_putp(json_object **o) {
+        json_object_put(*o);
+}
+
+static inline void json_tokener_freep(json_tokener **t) {
+        if (*t)
+                json_tokener_free(*t);
+}
+
+/* Sets *error to "where: key: reason" (key optional), or to NULL when out of
+ * memory, and returns r. */
+__attribute__((format(printf, 5, 6)))
+static int fail(int r, char **error, const char *where, const char *key, const char *fmt, ...) {
+        _cleanup_free_ char *reason = NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(&reason, fmt, ap) < 0)
+                reason = NULL;
+        va_end(ap);
+        if (!reason || asprintf(error, "%s: %s%s%s", where, key ?: "", key ? ": " : "", reason) < 0)
+                *error = NULL;
+        return r;
+}
+
+/* A non-empty string without NUL, copied. */
+static int get_string(json_object *e, const char *where, const char *key, char **ret, char **error) {
+        json_object *v;
+        const char *s;
+
+        if (!json_object_object_get_ex(e, key, &v))
+                return fail(-EBADMSG, error, where, key, "missing");
+        if (!json_object_is_type(v, json_type_string))
+                return fail(-EBADMSG, error, where, key, "expected string, got %s",
+                            json_type_to_name(json_object_get_type(v)));
+        s = json_object_get_string(v);
+        if (strlen(s) != (size_t) json_object_get_string_len(v))
+                return fail(-EBADMSG, error, where, key, "contains a NUL character");
+        if (!*s)
+                return fail(-EBADMSG, error, where, key, "empty");
+        *ret = strdup(s);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* An integer 0..max.  json-c keeps integers as int64 or, above INT64_MAX, as
+ * uint64 (saturated at UINT64_MAX), so nothing out of range wraps. */
+static int get_uint(json_object *e, const char *where, const char *key, uint64_t max, uint64_t *ret,
+                    char **error) {
+        json_object *v;
+        uint64_t u;
+
+        if (!json_object_object_get_ex(e, key, &v))
+                return fail(-EBADMSG, error, where, key, "missing");
+        if (!json_object_is_type(v, json_type_int))
+                return fail(-EBADMSG, error, where, key, "expected int, got %s",
+                            json_type_to_name(json_object_get_type(v)));
+        if (json_object_get_int64(v) < 0)
+                return fail(-EBADMSG, error, where, key, "%" PRId64 " is negative", json_object_get_int64(v));
+        u = json_object_get_uint64(v);
+        if (u > max)
+                return fail(-EBADMSG, error, where, key, "%" PRIu64 " is out of range 0..%" PRIu64, u, max);
+        *ret = u;
+        return 0;
+}
+
+static int entry_from_json(json_object *e, size_t i, VfAssignment *a, char **error) {
+        char where[ENTRY_WHERE_MAX];
+        uint64_t u;
+        int r;
+
+        snprintf(where, sizeof(where), "assignments[%zu]", i);
+        if (!json_object_is_type(e, json_type_object))
+                return fail(-EBADMSG, error, where, NULL, "expected object, got %s",
+                            json_type_to_name(json_object_get_type(e)));
+        r = get_string(e, where, "consumer", &a->consumer, error);
+        if (r < 0)
+                return r;
+        r = get_string(e, where, "guest", &a->guest, error);
+        if (r < 0)
+                return r;
+        /* From here on the guest names the entry too (cut at 64 bytes). */
+        snprintf(where, sizeof(where), "assignments[%zu] (guest \"%.64s\")", i, a->guest);
+        r = get_string(e, where, "pf_identity", &a->pf_identity, error);
+        if (r < 0)
+                return r;
+        r = get_uint(e, where, "vf_index", 65535, &u, error);
+        if (r < 0)
+                return r;
+        a->vf_index = (uint32_t) u;
+        a->consumer_uid = VF_ASSIGNMENT_NO_UID;
+        if (json_object_object_get_ex(e, "consumer_uid", NULL)) {
+                r = get_uint(e, where, "consumer_uid", VF_ASSIGNMENT_NO_UID - 1, &u, error);
+                if (r < 0)
+                        return r;
+                a->consumer_uid = (uint32_t) u;
+        }
+        return 0;
+}
+
+/* The rules typing alone does not enforce, checked after reading and before
+ * writing, so that whatever is written can be read back. */
+static int assignments_verify(const LuodState *s, char **error) {
+        char where[INDEX_WHERE_MAX];
+
+        for (size_t i = 0; i < s->n_assignments; i++) {
+                const VfAssignment *a = &s->assignments[i];
+
+                snprintf(where, sizeof(where), "assignments[%zu]", i);
+                if (!a->consumer || !*a->consumer || !a->guest || !*a->guest || !a->pf_identity || !*a->pf_identity)
+                        return fail(-EBADMSG, error, where, NULL, "consumer, guest and pf_identity must be non-empty");
+                if (a->vf_index > 65535)
+                        return fail(-EBADMSG, error, where, "vf_index", "%" PRIu32 " is above 65535", a->vf_index);
+                for (size_t j = 0; j < i; j++) {
+                        const VfAssignment *b = &s->assignments[j];
+
+                        if (b->vf_index == a->vf_index && strcmp(b->pf_identity, a->pf_identity) == 0)
+                                return fail(-EBADMSG, error, where, NULL,
+                                            "VF %" PRIu32 " of %s is assigned twice (also assignments[%zu])",
+                                            a->vf_index, a->pf_identity, j);
+                        if (a->consumer_uid != VF_ASSIGNMENT_NO_UID && b->consumer_uid != VF_ASSIGNMENT_NO_UID &&
+                            a->consumer_uid != b->consumer_uid && strcmp(a->consumer, b->consumer) == 0)
+                                return fail(-EBADMSG, error, where, "consumer_uid",
+                                            "consumer %s is owned by uid %" PRIu32 " and by uid %" PRIu32
+                                            " (assignments[%zu])", a->consumer, b->consumer_uid,
+                                            a->consumer_uid, j);
+                }
+        }
+        return 0;
+}
+
+/* Parses exactly size bytes at buf (whitespace may follow) as one JSON
+ * array. */
+static int parse_json_array(const char *buf, size_t size, json_object **ret, char **error) {
+        _cleanup_(json_tokener_freep) json_tokener *tok = NULL;
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        enum json_tokener_error e;
+
+        tok = json_tokener_new();
+        if (!tok)
+                return -ENOMEM;
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+        o = json_tokener_parse_ex(tok, buf, (int) size);
+        e = json_tokener_get_error(tok);
+        if (size == 0)
+                return fail(-EBADMSG, error, "assignments", NULL, "empty file");
+        if (e != json_tokener_success)
+                return fail(-EBADMSG, error, "assignments", NULL, "not JSON: %s",
+                            e == json_tokener_continue ? "incomplete" : json_tokener_error_desc(e));
+        if (!json_object_is_type(o, json_type_array))
+                return fail(-EBADMSG, error, "assignments", NULL, "expected array, got %s",
+                            json_type_to_name(json_object_get_type(o)));
+        if (json_tokener_get_parse_end(tok) != size)
+                return fail(-EBADMSG, error, "assignments", NULL, "data after the array at byte %zu",
+                            json_tokener_get_parse_end(tok));
+        *ret = o;
+        o = NULL;
+        return 0;
+}
+
+static int parse(const char *buf, size_t size, LuodState *ret, char **error) {
+        _cleanup_(json_object_putp) json_object *array = NULL;
+        _cleanup_luod_state_ LuodState s = {};
+        size_t n;
+        int r;
+
+        if (size > ASSIGNMENTS_SIZE_MAX)
+                return -EFBIG;
+        r = parse_json_array(buf, size, &array, error);
+        if (r < 0)
+                return r;
+        n = json_object_array_length(array);
+        if (n > 0) {
+                s.assignments = calloc(n, sizeof(VfAssignment));
+                if (!s.assignments)
+                        return -ENOMEM;
+                s.n_assignments = n;
+        }
+        for (size_t i = 0; i < n; i++) {
+                r = entry_from_json(json_object_array_get_idx(array, i), i, &s.assignments[i], error);
+                if (r < 0)
+                        return r;
+        }
+        r = assignments_verify(&s, error);
+        if (r < 0)
+                return r;
+
+        ret->assignments = s.assignments;
+        ret->n_assignments = s.n_assignments;
+        s.assignments = NULL;
+        s.n_assignments = 0;
+        return 0;
+}
+
+int assignments_parse(const char *buf, size_t size, LuodState *ret, char **ret_error) {
+        char *error = NULL;
+        int r;
+
+        r = parse(buf, size, ret, &error);
+        if (ret_error)
+                *ret_error = error;
+        else
+                free(error);
+        return r;
+}
+
+/* Every helper below takes ownership of the json_object it is given; NULL
+ * means its constructor ran out of memory. */
+static int add(json_object *o, const char *key, json_object *v) {
+        if (!v || json_object_object_add(o, key, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static int entry_to_json(json_object *array, const VfAssignment *a) {
+        json_object *e = json_object_new_object();
+
+        if (!e || json_object_array_add(array, e) < 0) {
+                json_object_put(e);
+                return -ENOMEM;
+        }
+        if (add(e, "consumer", json_object_new_string(a->consumer)) < 0 ||
+            add(e, "guest", json_object_new_string(a->guest)) < 0 ||
+            add(e, "pf_identity", json_object_new_string(a->pf_identity)) < 0 ||
+            add(e, "vf_index", json_object_new_uint64(a->vf_index)) < 0 ||
+            (a->consumer_uid != VF_ASSIGNMENT_NO_UID &&
+             add(e, "consumer_uid", json_object_new_uint64(a->consumer_uid)) < 0))
+                return -ENOMEM;
+        return 0;
+}
+
+int assignments_serialize(const LuodState *s, char **ret_buf, size_t *ret_size) {
+        _cleanup_(json_object_putp) json_object *array = NULL;
+        _cleanup_free_ char *error = NULL;
+        const char *text;
+        size_t len;
+        char *buf;
+        int r;
+
+        r = assignments_verify(s, &error);
+        if (r < 0) {
+                log_error("Refusing to write invalid VF assignments: %s", error ?: "out of memory");
+                return -EINVAL;
+        }
+        array = json_object_new_array();
+        if (!array)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_assignments; i++) {
+                r = entry_to_json(array, &s->assignments[i]);
+                if (r < 0)
+                        return r;
+        }
+        text = json_object_to_json_string_length(array, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE,
+                                                 &len);
+        if (!text)
+                return -ENOMEM;
+        if (len + 1 > ASSIGNMENTS_SIZE_MAX)
+                return -EFBIG;
+        buf = malloc(len + 2);
+        if (!buf)
+                return -ENOMEM;
+        memcpy(buf, text, len);
+        buf[len++] = '\n';
+        buf[len] = 0;
+        *ret_buf = buf;
+        *ret_size = len;
+        return 0;
+}
+
+int assignments_read_file(int dir_fd, const char *name, LuodState *ret, char **ret_error) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size;
+        int r;
+
+        if (ret_error)
+                *ret_error = NULL;
+        r = read_regular_file_at(dir_fd, name, ASSIGNMENTS_SIZE_MAX, &buf, &size);
+        if (r < 0)
+                return r;
+        return assignments_parse(buf, size, ret, ret_error);
+}
+
+int assignments_write_file(int dir_fd, const char *name, const LuodState *s) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size;
+        int r;
+
+        r = assignments_serialize(s, &buf, &size);
+        if (r < 0)
+                return r;
+        return write_file_atomic_at(dir_fd, name, buf, size, 0600);
+}

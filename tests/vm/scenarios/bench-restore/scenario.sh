@@ -3,6 +3,7 @@
 # serial loop; then luoctl update.  In the second kernel luod restores the
 # four PFs in parallel; figures: its restore phase and the two ratios.
 configure_pf() {  # enable 32 VFs on $1 and bind VFs 0 and 1 to vfio-pci
+	local vf
 	tb_enable_vfs "$1" 32 >/dev/null || return 1
 	for vf in $(tb_vfs "$1" | head -n 2); do tb_bind_vfio "$vf" || return 1; done
 }

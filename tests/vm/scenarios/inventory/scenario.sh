@@ -13,6 +13,7 @@ syslink() {  # last component of the link $2 of PCI device $1, empty without one
 	if [ -e "/sys/bus/pci/devices/$1/$2" ]; then basename "$(readlink "/sys/bus/pci/devices/$1/$2")"; fi
 }
 sysoverride() {
+	local o
 	o=$(sysattr "$1" driver_override)
 	[ "$o" = "(null)" ] || echo "$o"
 }
@@ -43,6 +44,7 @@ cfg_dsn() {
 		}'
 }
 expected_identity() {
+	local dsn parent ids
 	dsn=$(cfg_dsn "$1")
 	if [ -n "$dsn" ]; then
 		echo "$dsn"
@@ -56,7 +58,7 @@ expected_identity() {
 
 # PF $1 as `tb-inventory flat` prints it, from sysfs.
 sysfs_view() {
-	p=pf.$1
+	local p=pf.$1 a dev i vf
 	for a in vendor device subsystem_vendor subsystem_device; do echo "$p.$a=$(sysattr "$1" $a)"; done
 	echo "$p.identity=$(expected_identity "$1")"
 	echo "$p.driver=$(syslink "$1" driver)"
@@ -110,6 +112,7 @@ iplink_view() {
 
 # Every line of file $1 is a line of `tb-inventory flat` (/tmp/inv.flat).
 agree() {
+	local missing l
 	missing=$(grep -v -x -F -f /tmp/inv.flat "$1")
 	[ -z "$missing" ] && return 0
 	echo "$missing" | while IFS= read -r l; do

@@ -224,6 +224,40 @@ tb_disable_vfs() {
 	tb_elapsed_ms "$t0" "$(tb_us)"
 }
 
+# --- lower bounds of benchmark figures ---------------------------------------
+# A figure below what the kernel must spend is a measuring bug: it fails.
+# Every enable sleeps msleep(100) after setting VF Enable (sriov_enable(),
+# drivers/pci/iov.c) inside the sriov_numvfs write, so no enable of a PF
+# takes less than TB_ENABLE_MIN_MS.
+TB_ENABLE_MIN_MS=100
+
+tb_check_ge() {  # tb_check_ge WHAT VALUE BOUND [WHY]: VALUE ms >= BOUND ms
+	tb_check "$1: $2 ms >= $3 ms${4:+ ($4)}" awk -v v="$2" -v b="$3" 'BEGIN {
+		if (v != "" && v + 0 >= b + 0) exit 0
+		printf "%s ms is below the lower bound %s ms\n", v == "" ? "(no figure)" : v, b; exit 1 }'
+}
+
+# tb_check_serial WHAT TOTAL PART...: TOTAL ms for work done one part after
+# another, each PART the ms one part took, measured by itself within that
+# time (e.g. one PF's enable).  Each part enabled a PF, so each is >=
+# TB_ENABLE_MIN_MS and TOTAL >= (number of parts) x TB_ENABLE_MIN_MS; the
+# parts are disjoint pieces of TOTAL, so TOTAL >= their sum (1 ms for the
+# rounding of the figures).
+tb_check_serial() {
+	local what=$1 total=$2
+	shift 2
+	tb_check "$what: $total ms >= the sum of its $# parts ($*) and >= $# x $TB_ENABLE_MIN_MS ms" \
+		awk -v t="$total" -v min="$TB_ENABLE_MIN_MS" -v parts="$*" 'BEGIN {
+			k = split(parts, p, " "); bad = (t == "" || k == 0)
+			for (i = 1; i <= k; i++) {
+				s += p[i]
+				if (p[i] + 0 < min) { printf "part %d: %s ms < %s ms\n", i, p[i], min; bad = 1 }
+			}
+			if (t + 0 < k * min) { printf "total %s ms < %d x %s ms\n", t, k, min; bad = 1 }
+			if (t + 0 < s - 1) { printf "total %s ms < %.1f ms, the sum of its parts\n", t, s; bad = 1 }
+			exit bad }'
+}
+
 # --- luod in the guest -------------------------------------------------------
 # Starts the system bus (dbus-daemon with Debian's system.conf and luod's
 # policy) and luod with options "$@" (its pid in TB_LUOD_PID); waits

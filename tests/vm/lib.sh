@@ -14,7 +14,7 @@ tb_say() { echo "LUOD-TB: $*" >/dev/console; }
 tb_log() { echo "luod-tb: $*" >/dev/console; }
 
 tb_arg() {  # tb_arg NAME -> value of the last luod_tb.NAME= on the command line
-	v= found=1
+	local v= found=1 w
 	for w in $(cat /proc/cmdline); do
 		case $w in "luod_tb.$1="*) v=${w#*=}; found=0 ;; esac
 	done
@@ -22,7 +22,10 @@ tb_arg() {  # tb_arg NAME -> value of the last luod_tb.NAME= on the command line
 	return $found
 }
 
+# Sets TB_STAGE, TB_BREAK (luod_tb.stage=, luod_tb.break=), TB_UPTIME0 (s)
+# and TB_TSC0 (the TSC) at the start of the stage.
 tb_init() {
+	local i
 	TB_STAGE=$(tb_arg stage || echo 1)
 	TB_BREAK=$(tb_arg break || true)
 	TB_UPTIME0=$(cut -d' ' -f1 /proc/uptime)
@@ -31,7 +34,7 @@ tb_init() {
 	tb_log "stage $TB_STAGE, kernel $(uname -r), uptime $TB_UPTIME0 s${TB_BREAK:+, break=$TB_BREAK}"
 	# hardware `disk SIZE`: the persistent disk holds /var/lib/luod.
 	if grep -q '^disk ' /luod-tb/hardware; then
-		for _ in $(seq 50); do [ -b /dev/vda ] && break; sleep 0.1; done
+		for i in $(seq 50); do [ -b /dev/vda ] && break; sleep 0.1; done
 		mount -t ext4 /dev/vda /var/lib/luod || tb_abort "cannot mount the disk /dev/vda on /var/lib/luod"
 	fi
 }
@@ -45,8 +48,8 @@ tb_powercycle() {
 	poweroff -f
 }
 
-tb_check() {  # tb_check "what" command args...
-	what=$1; shift
+tb_check() {  # tb_check "what" command args...; a failure counts in TB_FAILED
+	local what=$1; shift
 	if "$@" >/tmp/tb-check.out 2>&1; then
 		tb_say "CHECK ok $what"
 	else
@@ -57,7 +60,7 @@ tb_check() {  # tb_check "what" command args...
 }
 
 tb_figure() { tb_say "FIGURE $1 $2 $3"; }
-tb_info() { while IFS= read -r l; do tb_say "INFO $l"; done; }  # stdin to the host's terminal
+tb_info() { local l; while IFS= read -r l; do tb_say "INFO $l"; done; }  # stdin to the host's terminal
 
 tb_finish() {  # last stage: verdict
 	if [ "$TB_FAILED" -eq 0 ]; then
@@ -94,6 +97,7 @@ IP=/usr/bin/ip
 
 # --- PCI / SR-IOV ----------------------------------------------------------
 tb_pfs() {  # BDFs of every SR-IOV PF, sorted
+	local d
 	for d in /sys/bus/pci/devices/*; do
 		[ -e "$d/sriov_totalvfs" ] && basename "$d"
 	done | sort
@@ -106,18 +110,24 @@ tb_pf_kind() {  # nvme | igb | other, from the PCI IDs
 	esac
 }
 tb_vfs() {  # VF BDFs of PF $1, in VF index order
-	i=0
+	local i=0
 	while [ -e "/sys/bus/pci/devices/$1/virtfn$i" ]; do
 		basename "$(readlink "/sys/bus/pci/devices/$1/virtfn$i")"
 		i=$((i + 1))
 	done
 }
-tb_count_vfs() { tb_vfs "$1" | wc -l; }
+# The number of virtfn links of PF $1: a glob, not a process per VF (under
+# TCG tb_vfs takes ~50 ms a VF on a loaded host, which a timed loop counts).
+tb_count_vfs() {
+	set -- "/sys/bus/pci/devices/$1"/virtfn*
+	if [ -e "$1" ]; then echo $#; else echo 0; fi
+}
 
 # Enables $2 VFs on PF $1: times the sriov_numvfs write (the kernel adds the
 # VFs before the write returns), then waits (bounded, 120 s) until every
 # virtfn link exists.  Prints the write's time in ms; non-zero on failure.
 tb_enable_vfs() {
+	local t0 t1 n
 	t0=$(tb_us)
 	echo "$2" >"/sys/bus/pci/devices/$1/sriov_numvfs" || return 1
 	t1=$(tb_us)
@@ -133,9 +143,8 @@ tb_enable_vfs() {
 # PF at once ($2 parallel) or PF after PF ($2 serial); non-zero if a write
 # failed.
 tb_write_numvfs_all() {
-	_rc=0
+	local _rc=0 _pids= _pf _p
 	if [ "$2" = parallel ]; then
-		_pids=
 		for _pf in $pfs; do echo "$1" >"/sys/bus/pci/devices/$_pf/sriov_numvfs" & _pids="$_pids $!"; done
 		for _p in $_pids; do wait "$_p" || _rc=1; done
 	else
@@ -145,13 +154,13 @@ tb_write_numvfs_all() {
 }
 
 # Starts tb-sysfs-watch with arguments "$@" (summary to /tmp/watch.out,
-# errors to /tmp/watch.err), sets watch_pid, and returns once it watches
+# errors to /tmp/watch.err), sets TB_WATCH_PID, and returns once it watches
 # (--ready /tmp/watch-ready); aborts the scenario after 10 s.
 tb_sysfs_watch_start() {
 	rm -f /tmp/watch-ready
+	local _n=0
 	tb-sysfs-watch --ready /tmp/watch-ready "$@" >/tmp/watch.out 2>/tmp/watch.err &
-	watch_pid=$!
-	_n=0
+	TB_WATCH_PID=$!
 	until [ -e /tmp/watch-ready ]; do
 		_n=$((_n + 1))
 		[ $_n -gt 100 ] && tb_abort "tb-sysfs-watch did not start: $(cat /tmp/watch.err)"
@@ -167,8 +176,9 @@ tb_watch_value() { sed -n "s/^$1=//p" /tmp/watch.out; }
 # and adds read partial (/tmp/ev.log), and records summary keys "$@" as
 # figures watch_KEY (*_us in us, the rest counts).
 tb_sysfs_watch_stop() {
-	kill -TERM "$watch_pid"
-	wait "$watch_pid"
+	local _k _u
+	kill -TERM "$TB_WATCH_PID"
+	wait "$TB_WATCH_PID"
 	tb_check "tb-sysfs-watch ran" test -s /tmp/watch.out
 	sed 's/^/watch: /' /tmp/watch.out /tmp/watch.err | tb_info
 	head -5 /tmp/half.log | sed 's/^/half-built: /' | tb_info
@@ -181,12 +191,13 @@ tb_sysfs_watch_stop() {
 
 # Sets sriov_drivers_autoprobe of every PF to $1 (0: VFs appear unbound).
 tb_set_autoprobe() {
+	local pf
 	for pf in $(tb_pfs); do echo "$1" >"/sys/bus/pci/devices/$pf/sriov_drivers_autoprobe"; done
 }
 
 # Binds VF $1 to vfio-pci through driver_override + drivers_probe.
 tb_bind_vfio() {
-	d=/sys/bus/pci/devices/$1
+	local d=/sys/bus/pci/devices/$1
 	echo vfio-pci >"$d/driver_override" || return 1
 	if [ -e "$d/driver" ]; then
 		echo "$1" >"$d/driver/unbind" || return 1
@@ -200,6 +211,7 @@ tb_vfio_dev() {  # /dev/vfio/<group> of device $1
 
 # Expected PFs from the hardware file: "kind vfs" lines.
 tb_hw_pfs() {
+	local kw name arg
 	while read -r kw name arg; do
 		case $kw in
 		nvme) echo "nvme ${arg#vfs=}" ;;
@@ -210,21 +222,57 @@ tb_hw_pfs() {
 
 # Disables the VFs of PF $1 (echo 0 > sriov_numvfs); prints the time in ms.
 tb_disable_vfs() {
+	local t0
 	t0=$(tb_us)
 	echo 0 >"/sys/bus/pci/devices/$1/sriov_numvfs" || return 1
 	[ "$(tb_count_vfs "$1")" -eq 0 ] || return 1
 	tb_elapsed_ms "$t0" "$(tb_us)"
 }
 
+# --- lower bounds of benchmark figures ---------------------------------------
+# A figure below what the kernel must spend is a measuring bug: it fails.
+# Every enable sleeps msleep(100) after setting VF Enable (sriov_enable(),
+# drivers/pci/iov.c) inside the sriov_numvfs write, so no enable of a PF
+# takes less than TB_ENABLE_MIN_MS.
+TB_ENABLE_MIN_MS=100
+
+tb_check_ge() {  # tb_check_ge WHAT VALUE BOUND [WHY]: VALUE ms >= BOUND ms
+	tb_check "$1: $2 ms >= $3 ms${4:+ ($4)}" awk -v v="$2" -v b="$3" 'BEGIN {
+		if (v != "" && v + 0 >= b + 0) exit 0
+		printf "%s ms is below the lower bound %s ms\n", v == "" ? "(no figure)" : v, b; exit 1 }'
+}
+
+# tb_check_serial WHAT TOTAL PART...: TOTAL ms for work done one part after
+# another, each PART the ms one part took, measured by itself within that
+# time (e.g. one PF's enable).  Each part enabled a PF, so each is >=
+# TB_ENABLE_MIN_MS and TOTAL >= (number of parts) x TB_ENABLE_MIN_MS; the
+# parts are disjoint pieces of TOTAL, so TOTAL >= their sum (1 ms for the
+# rounding of the figures).
+tb_check_serial() {
+	local what=$1 total=$2
+	shift 2
+	tb_check "$what: $total ms >= the sum of its $# parts ($*) and >= $# x $TB_ENABLE_MIN_MS ms" \
+		awk -v t="$total" -v min="$TB_ENABLE_MIN_MS" -v parts="$*" 'BEGIN {
+			k = split(parts, p, " "); bad = (t == "" || k == 0)
+			for (i = 1; i <= k; i++) {
+				s += p[i]
+				if (p[i] + 0 < min) { printf "part %d: %s ms < %s ms\n", i, p[i], min; bad = 1 }
+			}
+			if (t + 0 < k * min) { printf "total %s ms < %d x %s ms\n", t, k, min; bad = 1 }
+			if (t + 0 < s - 1) { printf "total %s ms < %.1f ms, the sum of its parts\n", t, s; bad = 1 }
+			exit bad }'
+}
+
 # --- luod in the guest -------------------------------------------------------
 # Starts the system bus (dbus-daemon with Debian's system.conf and luod's
-# policy) and luod with options "$@"; waits (bounded) until luoctl reaches it.
+# policy) and luod with options "$@" (its pid in TB_LUOD_PID); waits
+# (bounded) until luoctl reaches it.
 tb_start_luod() {
+	local n=0
 	mkdir -p /run/dbus /var/lib/luod
 	dbus-daemon --system --fork --nopidfile || return 1
 	luod "$@" >/tmp/luod.log 2>&1 &
 	TB_LUOD_PID=$!
-	n=0
 	until luoctl status >/dev/null 2>&1; do
 		n=$((n + 1))
 		if [ $n -gt 600 ] || ! kill -0 $TB_LUOD_PID 2>/dev/null; then
@@ -239,8 +287,8 @@ tb_start_luod() {
 # systemd-journald (luod's structured entries; the luod catalog compiled).
 tb_start_udevd() {
 	mkdir -p /run/udev /etc/udev/rules.d
+	local n=0
 	systemd-udevd --daemon || return 1
-	n=0
 	until [ -S /run/udev/control ]; do n=$((n + 1)); [ $n -gt 100 ] && return 1; sleep 0.1; done
 }
 tb_start_journald() {
@@ -250,8 +298,8 @@ tb_start_journald() {
 	grep -q ' /sys/fs/cgroup ' /proc/mounts || mount -t cgroup2 none /sys/fs/cgroup || return 1
 	[ -s /etc/machine-id ] || tr -d '-' </proc/sys/kernel/random/uuid >/etc/machine-id
 	printf '[Journal]\nStorage=volatile\nReadKMsg=no\n' >/etc/systemd/journald.conf
+	local n=0
 	systemd-journald >/tmp/journald.log 2>&1 &
-	n=0
 	until [ -S /run/systemd/journal/socket ]; do n=$((n + 1)); [ $n -gt 100 ] && return 1; sleep 0.1; done
 	journalctl --update-catalog >/dev/null 2>&1
 }

@@ -1,10 +1,18 @@
 # In the first kernel, with sriov_drivers_autoprobe 0 as luod restores:
 # each PF alone (enable 32 VFs + bind 2 to vfio-pci), then the four PFs in a
 # serial loop; then luoctl update.  In the second kernel luod restores the
-# four PFs in parallel; figures: its restore phase and the two ratios.
-configure_pf() {  # enable 32 VFs on $1 and bind VFs 0 and 1 to vfio-pci
+# four PFs in parallel; figures: its restore phase and the two ratios.  The
+# serial loop is checked against the sum of its parts, each timed by
+# configure_pf itself in this shell (no subshell), so a helper that set the
+# loop's t0 would fail the check.
+configure_pf() {  # configure_pf PF FILE: enable 32 VFs on PF, bind VFs 0 and 1 to vfio-pci; the ms it took to FILE
+	local t0 i
+	t0=$(tb_us)
 	tb_enable_vfs "$1" 32 >/dev/null || return 1
-	for vf in $(tb_vfs "$1" | head -n 2); do tb_bind_vfio "$vf" || return 1; done
+	for i in 0 1; do
+		tb_bind_vfio "$(basename "$(readlink "/sys/bus/pci/devices/$1/virtfn$i")")" || return 1
+	done
+	tb_elapsed_ms "$t0" "$(tb_us)" >"$2"
 }
 
 stage1() {
@@ -13,15 +21,25 @@ stage1() {
 	tb_set_autoprobe 0
 	slowest=0
 	for pf in $pfs; do
-		t0=$(tb_us); configure_pf "$pf"; ms=$(tb_elapsed_ms "$t0" "$(tb_us)")
+		tb_check "$pf alone: 32 VFs, VFs 0 and 1 on vfio-pci" configure_pf "$pf" "/tmp/alone-$pf"
+		ms=$(cat "/tmp/alone-$pf")
 		tb_figure "alone-$pf" "$ms" ms
+		tb_check_ge "$pf alone" "$ms" $TB_ENABLE_MIN_MS "one enable's sleep"
 		slowest=$(awk -v a="$slowest" -v b="$ms" 'BEGIN { print (b > a) ? b : a }')
 		tb_disable_vfs "$pf" >/dev/null
 	done
+	rm -f /tmp/serial-failed
 	t0=$(tb_us)
-	for pf in $pfs; do configure_pf "$pf"; done
+	for pf in $pfs; do configure_pf "$pf" "/tmp/serial-$pf" || echo "$pf" >>/tmp/serial-failed; done
 	serial=$(tb_elapsed_ms "$t0" "$(tb_us)")
-	for pf in $pfs; do tb_check "$pf: 32 VFs" test "$(tb_count_vfs "$pf")" -eq 32; done
+	tb_check "serial loop: every PF configured" test ! -e /tmp/serial-failed
+	parts=
+	for pf in $pfs; do
+		tb_check "$pf: 32 VFs" test "$(tb_count_vfs "$pf")" -eq 32
+		parts="$parts $(cat "/tmp/serial-$pf")"
+	done
+	tb_check_serial "serial loop over the 4 PFs" "$serial" $parts
+	tb_check_ge "serial loop over the 4 PFs" "$serial" "$slowest" "the slowest PF alone"
 	tb_set_autoprobe 1
 	tb_check "luod starts" tb_start_luod
 	mkdir -p /tmp/carry/luod-tb
@@ -48,6 +66,8 @@ stage2() {
 	tb_figure slowest-pf-alone "$slowest" ms
 	tb_figure serial-loop "$serial" ms
 	tb_figure luod-parallel-restore "$restore" ms
+	tb_check_ge "luod's parallel restore" "$restore" $TB_ENABLE_MIN_MS "one enable's sleep"
+	tb_figure serial-over-slowest "$(awk -v a="$serial" -v b="$slowest" 'BEGIN { printf "%.2f", a / b }')" x
 	tb_figure restore-over-slowest "$(awk -v a="$restore" -v b="$slowest" 'BEGIN { printf "%.2f", a / b }')" x
 	tb_figure restore-over-serial "$(awk -v a="$restore" -v b="$serial" 'BEGIN { printf "%.2f", a / b }')" x
 	tb_finish

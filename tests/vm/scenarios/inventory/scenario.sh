@@ -13,6 +13,7 @@ syslink() {  # last component of the link $2 of PCI device $1, empty without one
 	if [ -e "/sys/bus/pci/devices/$1/$2" ]; then basename "$(readlink "/sys/bus/pci/devices/$1/$2")"; fi
 }
 sysoverride() {
+	local o
 	o=$(sysattr "$1" driver_override)
 	[ "$o" = "(null)" ] || echo "$o"
 }
@@ -45,6 +46,7 @@ cfg_dsn() {
 # The identity names the function: the DSN or the parent's path, then the
 # PF's own DD.F (the end of its BDF); an all-zero or all-one DSN is none.
 expected_identity() {
+	local dsn parent ids
 	dsn=$(cfg_dsn "$1")
 	case $dsn in
 	dsn:00-00-00-00-00-00-00-00 | dsn:ff-ff-ff-ff-ff-ff-ff-ff) dsn= ;;
@@ -61,7 +63,7 @@ expected_identity() {
 
 # PF $1 as `tb-inventory flat` prints it, from sysfs.
 sysfs_view() {
-	p=pf.$1
+	local p=pf.$1 a dev i vf
 	for a in vendor device subsystem_vendor subsystem_device; do echo "$p.$a=$(sysattr "$1" $a)"; done
 	echo "$p.identity=$(expected_identity "$1")"
 	echo "$p.driver=$(syslink "$1" driver)"
@@ -115,6 +117,7 @@ iplink_view() {
 
 # Every line of file $1 is a line of `tb-inventory flat` (/tmp/inv.flat).
 agree() {
+	local missing l
 	missing=$(grep -v -x -F -f /tmp/inv.flat "$1")
 	[ -z "$missing" ] && return 0
 	echo "$missing" | while IFS= read -r l; do

@@ -10,6 +10,7 @@
 TBP_OUT=/tmp/tb-preserve.out
 
 tbp() {  # tbp ARGS...: tb-preserve, output in $TBP_OUT and on the console
+	local rc
 	tb-preserve "$@" >"$TBP_OUT" 2>&1
 	rc=$?
 	sed 's/^/    /' "$TBP_OUT" >/dev/console
@@ -18,6 +19,7 @@ tbp() {  # tbp ARGS...: tb-preserve, output in $TBP_OUT and on the console
 tbp_has() { grep -qxF "$1" "$TBP_OUT"; }
 
 cmdline_update_id() {
+	local w
 	for w in $(cat /proc/cmdline); do
 		case $w in luod.update_id=*) echo "${w#*=}" ;; esac
 	done | tail -n 1
@@ -26,6 +28,7 @@ cmdline_update_id() {
 # The bytes of /tmp/initrd2 after initrd.gz: zeros to a 4-byte boundary,
 # then a newc archive that GNU cpio reads back.
 check_appended() {  # check_appended TEXT
+	local size padded
 	size=$(stat -c %s /luod-tb/initrd.gz)
 	padded=$(( (size + 3) / 4 * 4 ))
 	tb_check "initrd: /tmp/initrd2 starts with initrd.gz ($size bytes)" \

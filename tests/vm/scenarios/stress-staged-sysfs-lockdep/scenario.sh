@@ -28,8 +28,9 @@ SPLAT='possible circular locking|possible recursive locking|inconsistent lock st
 D=/sys/bus/pci/devices
 
 nvfs() { set -- $D/*/physfn; [ -e "$1" ] && echo $# || echo 0; }  # VFs in the system
-numvfs() { for pf in $pfs; do cat $D/$pf/sriov_numvfs; done | tr '\n' ' '; }
+numvfs() { local pf; for pf in $pfs; do cat $D/$pf/sriov_numvfs; done | tr '\n' ' '; }
 lockdep_figures() {  # lockdep's table use as figures lockdep-$1-*
+	local k v
 	for k in "lock-classes" "dynamic-keys" "direct dependencies" "dependency chains" "dependency chain hlocks used" "stack-trace entries" "max locking depth"; do
 		v=$(sed -n "s/^ *$k: *\([0-9]*\).*/\1/p" /proc/lockdep_stats 2>/dev/null)
 		tb_figure "lockdep-$1-$(echo "$k" | tr ' ' '-')" "${v:-?}" count
@@ -52,6 +53,7 @@ vfio_bound() {  # VF $1 bound to vfio-pci, its group chardev and vfio-dev device
 }
 
 reader() {  # walks the VFs' sysfs until /tmp/stop-reader exists
+	local pf v
 	while [ ! -e /tmp/stop-reader ]; do
 		for pf in $pfs; do
 			cat $D/$pf/sriov_numvfs >/dev/null

@@ -18,7 +18,7 @@ INHIBITORS=
 [ "$UPDATE_BACKEND" = luo ] && [ -z "${UPDATE_BREAK_PF:-}" ] && INHIBITORS=1
 IGB_VFS=7
 
-pf_of_kind() { for pf in $(tb_pfs); do [ "$(tb_pf_kind "$pf")" = "$1" ] && echo "$pf"; done; }
+pf_of_kind() { local pf; for pf in $(tb_pfs); do [ "$(tb_pf_kind "$pf")" = "$1" ] && echo "$pf"; done; }
 vf_driver() { basename "$(readlink "/sys/bus/pci/devices/$1/driver" 2>/dev/null)" 2>/dev/null; }
 # The inventory without what a kexec may change.
 inventory() { tb-inventory flat | grep -v '\.iommu_group=' | sort; }
@@ -127,6 +127,7 @@ stage1() {
 # seqnum order, none before its PF's restore ended, the held ones marked.
 # hv2 holds a VF of nvme PF 1 ($id0), hv3 one of nvme PF 2 ($id1).
 check_events() {
+	local id0 id1 p2 p3 x hv mine other f end pf0 pf1 vf0 vf1 last
 	id0=$(tb-inventory flat | sed -n "s/^pf\.$(echo $nvmes | cut -d' ' -f1)\.identity=//p")
 	id1=$(tb-inventory flat | sed -n "s/^pf\.$(echo $nvmes | cut -d' ' -f2)\.identity=//p")
 	tb-hypervisor hv2 restored events 3 >/tmp/hv2-ev.out 2>&1 &
@@ -192,6 +193,7 @@ check_events() {
 
 # Per-guest phases in the report and the journal's structured entries.
 check_guest_report() {
+	local g
 	luoctl report --json | tr -d ' \n' >/tmp/report.flat2
 	luoctl report >/tmp/report-guests.txt 2>&1
 	tb_info </tmp/report-guests.txt

@@ -42,10 +42,18 @@ tb_init() {
 # Cold boot: power off, and the runner starts QEMU again (same disk) with
 # luod_tb.stage=$1 -- a plain boot, no kexec, nothing carried in RAM.
 tb_powercycle() {
-	grep -q ' /var/lib/luod ' /proc/mounts && umount /var/lib/luod
-	sync
+	tb_release_disk
 	tb_say "POWERCYCLE $1"
 	poweroff -f
+}
+
+# Unmounts the persistent disk (hardware `disk`), if mounted, and syncs:
+# before a power cycle or a kexec, so that what is on it survives.
+tb_release_disk() {
+	if grep -q ' /var/lib/luod ' /proc/mounts; then
+		umount /var/lib/luod || return 1
+	fi
+	sync
 }
 
 tb_check() {  # tb_check "what" command args...; a failure counts in TB_FAILED
@@ -58,6 +66,12 @@ tb_check() {  # tb_check "what" command args...; a failure counts in TB_FAILED
 		TB_FAILED=$((TB_FAILED + 1))
 	fi
 }
+
+# tb_check_value WHAT WANT HAVE: one CHECK that names the value found.
+tb_check_value() { tb_check "$1 is '$3' (want '$2')" test "$3" = "$2"; }
+
+tb_starts_with() { case $1 in "$2"*) return 0 ;; esac; return 1; }   # tb_starts_with TEXT PREFIX
+tb_contains() { case $1 in *"$2"*) return 0 ;; esac; return 1; }      # tb_contains TEXT PART
 
 tb_figure() { tb_say "FIGURE $1 $2 $3"; }
 tb_info() { local l; while IFS= read -r l; do tb_say "INFO $l"; done; }  # stdin to the host's terminal
@@ -108,6 +122,18 @@ tb_pf_kind() {  # nvme | igb | other, from the PCI IDs
 	0x8086:0x10c9) echo igb ;;
 	*) echo other ;;
 	esac
+}
+tb_pfs_of_kind() {  # tb_pfs_of_kind nvme|igb: the BDFs of that kind's PFs, sorted
+	local pf
+	for pf in $(tb_pfs); do
+		if [ "$(tb_pf_kind "$pf")" = "$1" ]; then echo "$pf"; fi
+	done
+}
+tb_pf_netdev() { ls "/sys/bus/pci/devices/$1/net" 2>/dev/null | head -n 1; }  # first netdev of PF $1
+tb_netdev_is_up() {  # IFF_UP (0x1) in the flags of netdev $1
+	local flags
+	flags=$(cat "/sys/class/net/$1/flags") || return 1
+	[ $((flags & 1)) -eq 1 ]
 }
 tb_vfs() {  # VF BDFs of PF $1, in VF index order
 	local i=0
@@ -208,14 +234,43 @@ tb_bind_vfio() {
 tb_vfio_dev() {  # /dev/vfio/<group> of device $1
 	echo "/dev/vfio/$(basename "$(readlink "/sys/bus/pci/devices/$1/iommu_group")")"
 }
+tb_driver_of() { basename "$(readlink "/sys/bus/pci/devices/$1/driver" 2>/dev/null)" 2>/dev/null; }
+# VFs 0, 2 and 3 of PF $1: the ones the update scenarios put on vfio-pci.
+tb_vfio_vfs() { tb_vfs "$1" | sed -n '1p;3p;4p'; }
+tb_bind_vfio_some() {  # tb_bind_vfio_some PF...: tb_vfio_vfs of each on vfio-pci, one CHECK each
+	local pf vf
+	for pf in "$@"; do
+		for vf in $(tb_vfio_vfs "$pf"); do
+			tb_check "$vf bound to vfio-pci" tb_bind_vfio "$vf"
+		done
+	done
+}
+tb_check_vfio_some() {  # tb_check_vfio_some PF...: tb_vfio_vfs of each on vfio-pci with their group
+	local pf vf dev
+	for pf in "$@"; do
+		for vf in $(tb_vfio_vfs "$pf"); do
+			dev=$(tb_vfio_dev "$vf")
+			tb_check "$vf on vfio-pci with $dev" \
+				sh -c "[ \"\$(basename \$(readlink /sys/bus/pci/devices/$vf/driver))\" = vfio-pci ] && test -c $dev"
+		done
+	done
+}
+tb_enable_all_vfs() {  # tb_enable_all_vfs PF...: sriov_totalvfs VFs on each, one CHECK each
+	local pf n
+	for pf in "$@"; do
+		n=$(cat "/sys/bus/pci/devices/$pf/sriov_totalvfs")
+		tb_check "$pf: $n VFs enabled" tb_enable_vfs "$pf" "$n"
+	done
+}
 
 # Expected PFs from the hardware file: "kind vfs" lines.
 tb_hw_pfs() {
-	local kw name arg
+	local kw name arg i
 	while read -r kw name arg; do
 		case $kw in
 		nvme) echo "nvme ${arg#vfs=}" ;;
 		igb) echo "igb 7" ;;
+		igb-card) for i in $(seq "${arg#ports=}"); do echo "igb 7"; done ;;
 		esac
 	done </luod-tb/hardware
 }
@@ -268,20 +323,55 @@ tb_check_serial() {
 # policy) and luod with options "$@" (its pid in TB_LUOD_PID); waits
 # (bounded) until luoctl reaches it.
 tb_start_luod() {
-	local n=0
+	tb_start_bus || return 1
+	tb_spawn_luod /tmp/luod.log "$@"
+	tb_wait_luod
+}
+tb_start_bus() {  # the system bus, once per boot
+	[ -S /run/dbus/system_bus_socket ] && return 0
 	mkdir -p /run/dbus /var/lib/luod
-	dbus-daemon --system --fork --nopidfile || return 1
-	luod "$@" >/tmp/luod.log 2>&1 &
+	dbus-daemon --system --fork --nopidfile
+}
+# tb_spawn_luod LOG [OPTIONS]: luod in the background, its output to LOG;
+# sets TB_LUOD_PID and TB_LUOD_LOG.  luod restores before it serves the bus.
+tb_spawn_luod() {
+	TB_LUOD_LOG=$1
+	shift
+	luod "$@" >"$TB_LUOD_LOG" 2>&1 &
 	TB_LUOD_PID=$!
+}
+# Waits (bounded, 60 s) until luoctl reaches the luod tb_spawn_luod
+# started; non-zero, its log shown, if it died or never answered.
+tb_wait_luod() {
+	local n=0
 	until luoctl status >/dev/null 2>&1; do
 		n=$((n + 1))
-		if [ $n -gt 600 ] || ! kill -0 $TB_LUOD_PID 2>/dev/null; then
-			sed 's/^/    luod: /' /tmp/luod.log >/dev/console
+		if [ $n -gt 600 ] || ! kill -0 "$TB_LUOD_PID" 2>/dev/null; then
+			sed 's/^/    luod: /' "$TB_LUOD_LOG" >/dev/console
 			return 1
 		fi
 		sleep 0.1
 	done
 }
+tb_luod_state() { luoctl status 2>/dev/null | sed -n 's/^state: *//p'; }      # State
+tb_luod_error() { luoctl status 2>/dev/null | sed -n 's/^error: *//p'; }      # LastError
+tb_luod_settle() {  # waits (bounded, 120 s) while luod's State is restoring
+	local n=0
+	while [ "$(tb_luod_state)" = restoring ] && [ $n -lt 1200 ]; do n=$((n + 1)); sleep 0.1; done
+}
+tb_cmdline_update_id() { sed -n 's/.*luod\.update_id=\([^ ]*\).*/\1/p' /proc/cmdline; }
+tb_boot_id() { cat /proc/sys/kernel/random/boot_id; }
+# tb_names_boot TEXT BOOT_ID: whether TEXT has the boot id, with or without
+# its dashes.
+tb_names_boot() { tb_contains "$1" "$2" || tb_contains "$1" "$(echo "$2" | tr -d -)"; }
+# tb_state_consumed_by BOOT_ID: whether luod's durable copy of the state
+# (/var/lib/luod/state.luod-state) records that boot (its id with or
+# without dashes) as the one that consumed it.
+tb_state_consumed_by() {
+	local f=/var/lib/luod/state.luod-state
+	test -s $f && grep -q '"consumed"' $f && tb_names_boot "$(cat $f)" "$1"
+}
+
 # systemd-udevd as on a host (no rules: it broadcasts each event on the
 # "udev" netlink source after processing, which luod listens to), and
 # systemd-journald (luod's structured entries; the luod catalog compiled).
@@ -303,4 +393,60 @@ tb_start_journald() {
 	until [ -S /run/systemd/journal/socket ]; do n=$((n + 1)); [ $n -gt 100 ] && return 1; sleep 0.1; done
 	journalctl --update-catalog >/dev/null 2>&1
 }
-tb_show_luod_log() { sed 's/^/    luod: /' /tmp/luod.log >/dev/console; }
+tb_show_luod_log() { sed 's/^/    luod: /' "${1:-/tmp/luod.log}" >/dev/console; }
+
+# --- an update ---------------------------------------------------------------
+# The inventory (tb-inventory flat) without what a kexec may change (IOMMU
+# group numbers), sorted.
+tb_inventory() { tb-inventory flat | grep -v '\.iommu_group=' | sort; }
+tb_pf_identity() { tb-inventory flat | sed -n "s/^pf\.$1\.identity=//p"; }
+# Saves the inventory for the next kernel: /luod-tb/inventory-before there.
+tb_save_inventory() {
+	mkdir -p /tmp/carry/luod-tb
+	tb_inventory >/tmp/carry/luod-tb/inventory-before
+	tb_check "inventory taken ($(wc -l </tmp/carry/luod-tb/inventory-before) fields)" \
+		test -s /tmp/carry/luod-tb/inventory-before
+}
+# /tmp/initrd2 for a kexec: this initramfs (/luod-tb/initrd.gz), zeros to
+# a 4-byte boundary, and a cpio archive of directory $1 (default
+# /tmp/carry): its files appear in the next kernel's root.
+tb_carry_initrd() {
+	local dir=${1:-/tmp/carry} pad
+	mkdir -p "$dir"
+	cp /luod-tb/initrd.gz /tmp/initrd2 || return 1
+	pad=$(( (4 - $(stat -c %s /tmp/initrd2) % 4) % 4 ))
+	if [ "$pad" -gt 0 ]; then head -c "$pad" /dev/zero >>/tmp/initrd2; fi
+	(cd "$dir" && find . -mindepth 1 | cpio --quiet -o -H newc) >>/tmp/initrd2
+}
+# For a kexec from the next kernel as well: /luod-tb/initrd.gz goes along
+# in the carried archive (the initramfs payload does not hold itself).
+tb_carry_self() { mkdir -p /tmp/carry/luod-tb && cp /luod-tb/initrd.gz /tmp/carry/luod-tb/; }
+# luoctl update into the same kernel with /tmp/initrd2, the next kernel
+# running stage $1; HOSTMARK luoctl-update before, luod-persist when
+# luoctl prints luod's persist phase.  Returns only if there was no kexec:
+# then it shows luoctl's and luod's output and aborts.
+tb_update_kexec() {
+	local l
+	tb_say "HOSTMARK luoctl-update"
+	luoctl update --kernel /luod-tb/bzImage --initrd /tmp/initrd2 \
+		--append "luod_tb.stage=$1" --yes 2>&1 | while IFS= read -r l; do
+		echo "$l" >>/tmp/update.out
+		case $l in *"] persist"*) tb_say "HOSTMARK luod-persist" ;; esac
+	done
+	cat /tmp/update.out >/dev/console
+	tb_show_luod_log
+	tb_abort "luoctl update returned without a kexec"
+}
+# tb_check_restored PF...: each PF's fields now equal those recorded before
+# the update (/luod-tb/inventory-before), one CHECK per PF; on a
+# difference the differing fields are shown.
+tb_check_restored() {
+	local pf
+	tb_inventory >/tmp/inventory-after
+	for pf in "$@"; do
+		grep "^pf\.$pf\." /luod-tb/inventory-before >"/tmp/want.$pf"
+		grep "^pf\.$pf\." /tmp/inventory-after >"/tmp/have.$pf"
+		tb_check "$pf restored exactly ($(wc -l <"/tmp/want.$pf") fields)" \
+			sh -c "test -s /tmp/want.$pf && diff /tmp/want.$pf /tmp/have.$pf"
+	done
+}

@@ -44,11 +44,7 @@ stage1() {
 	tb_check "luod starts" tb_start_luod
 	mkdir -p /tmp/carry/luod-tb
 	echo "slowest=$slowest serial=$serial" >/tmp/carry/luod-tb/bench
-	cp /luod-tb/initrd.gz /tmp/initrd2
-	size=$(stat -c %s /tmp/initrd2)
-	pad=$(( (4 - size % 4) % 4 ))
-	[ "$pad" -gt 0 ] && head -c "$pad" /dev/zero >>/tmp/initrd2
-	(cd /tmp/carry && find . -mindepth 1 | cpio --quiet -o -H newc) >>/tmp/initrd2
+	tb_carry_initrd
 	[ "$TB_FAILED" -eq 0 ] || { tb_finish; return; }
 	luoctl update --kernel /luod-tb/bzImage --initrd /tmp/initrd2 --append "luod_tb.stage=2" --yes >/dev/console 2>&1
 	tb_show_luod_log

@@ -47,13 +47,8 @@ stage1() {
 	mkdir -p /tmp/marker/luod-tb
 	tsc=$(tb-clock tsc)
 	echo "run=$run tsc=$tsc tsc_khz=$(tb_tsc_khz)" >/tmp/marker/luod-tb/marker
-	cp /luod-tb/initrd.gz /tmp/initrd2
-	size=$(stat -c %s /tmp/initrd2)
-	pad=$(( (4 - size % 4) % 4 ))
-	[ "$pad" -gt 0 ] && head -c "$pad" /dev/zero >>/tmp/initrd2
-	if [ "$TB_BREAK" != no-marker ]; then
-		(cd /tmp/marker && find . -mindepth 1 | cpio --quiet -o -H newc) >>/tmp/initrd2
-	fi
+	[ "$TB_BREAK" = no-marker ] && rm -r /tmp/marker/luod-tb   # an empty archive
+	tb_carry_initrd /tmp/marker
 	cmdline=$(sed -e 's/luod_tb\.stage=[0-9]*/luod_tb.stage=2/' -e 's/ luod_tb\.run=[^ ]*//' /proc/cmdline)
 	tb_check "kexec -s -l loads the same kernel + initramfs + marker" \
 		kexec -s -l /luod-tb/bzImage --initrd=/tmp/initrd2 --command-line="$cmdline luod_tb.run=$run"

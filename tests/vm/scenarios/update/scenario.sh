@@ -18,28 +18,16 @@ INHIBITORS=
 [ "$UPDATE_BACKEND" = luo ] && [ -z "${UPDATE_BREAK_PF:-}" ] && INHIBITORS=1
 IGB_VFS=7
 
-pf_of_kind() { local pf; for pf in $(tb_pfs); do [ "$(tb_pf_kind "$pf")" = "$1" ] && echo "$pf"; done; }
-vf_driver() { basename "$(readlink "/sys/bus/pci/devices/$1/driver" 2>/dev/null)" 2>/dev/null; }
-# The inventory without what a kexec may change.
-inventory() { tb-inventory flat | grep -v '\.iommu_group=' | sort; }
-
 stage1() {
-	nvmes=$(pf_of_kind nvme) igb=$(pf_of_kind igb)
+	nvmes=$(tb_pfs_of_kind nvme) igb=$(tb_pfs_of_kind igb)
 	tb_check "two nvme PFs ($(echo $nvmes)) and one igb PF ($igb)" \
 		test "$(echo $nvmes | wc -w)" -eq 2 -a -n "$igb"
 	tb_check "luod starts on the system bus" tb_start_luod $LUOD_ARGS
 	tb_check "luoctl status says idle" sh -c 'luoctl status | grep -q "state:   idle"'
 
-	for pf in $nvmes $igb; do
-		n=$(cat "/sys/bus/pci/devices/$pf/sriov_totalvfs")
-		tb_check "$pf: $n VFs enabled" tb_enable_vfs "$pf" "$n"
-	done
-	for pf in $nvmes; do      # some VFs of each nvme PF on vfio-pci
-		for vf in $(tb_vfs "$pf" | sed -n '1p;3p;4p'); do
-			tb_check "$vf bound to vfio-pci" tb_bind_vfio "$vf"
-		done
-	done
-	dev=$(ls "/sys/bus/pci/devices/$igb/net" | head -n 1)
+	tb_enable_all_vfs $nvmes $igb
+	tb_bind_vfio_some $nvmes      # some VFs of each nvme PF on vfio-pci
+	dev=$(tb_pf_netdev "$igb")
 	tb_check "igb VF 1: MAC, VLAN 77, trust on" "$IP" link set "$dev" vf 1 mac 02:aa:bb:cc:dd:01 vlan 77 trust on
 	tb_check "igb VF 4: MAC, VLAN 4000 qos 3" "$IP" link set "$dev" vf 4 mac 02:aa:bb:cc:dd:04 vlan 4000 qos 3
 	tb_check "igb VF 6: trust on, spoofchk off" "$IP" link set "$dev" vf 6 trust on spoofchk off
@@ -47,8 +35,7 @@ stage1() {
 	# A hypervisor assigns VFs of both nvme PFs to two guests (by PF identity
 	# and VF index); the assignments must come back after the kexec.
 	n0=$(echo $nvmes | cut -d' ' -f1) n1=$(echo $nvmes | cut -d' ' -f2)
-	id0=$(tb-inventory flat | sed -n "s/^pf\.$n0\.identity=//p")
-	id1=$(tb-inventory flat | sed -n "s/^pf\.$n1\.identity=//p")
+	id0=$(tb_pf_identity "$n0") id1=$(tb_pf_identity "$n1")
 	tb_check "a consumer assigns VF 0 and 2 of $n0 to vm-a, VF 1 of $n1 to vm-b" \
 		tb-hypervisor hv1 assign vm-a "$id0" 0 assign vm-a "$id0" 2 assign vm-b "$id1" 1
 	mkdir -p /tmp/carry/luod-tb
@@ -57,15 +44,8 @@ stage1() {
 		sh -c "tb-hypervisor hv2 assign vm-b '$id0' 2 2>&1 | grep -q 'held by guest vm-a of consumer hv1'"
 
 	# The inventory before, for the second kernel.
-	mkdir -p /tmp/carry/luod-tb
-	inventory >/tmp/carry/luod-tb/inventory-before
-	tb_check "inventory taken ($(wc -l </tmp/carry/luod-tb/inventory-before) fields)" \
-		test -s /tmp/carry/luod-tb/inventory-before
-	cp /luod-tb/initrd.gz /tmp/initrd2
-	size=$(stat -c %s /tmp/initrd2)
-	pad=$(( (4 - size % 4) % 4 ))
-	[ "$pad" -gt 0 ] && head -c "$pad" /dev/zero >>/tmp/initrd2
-	(cd /tmp/carry && find . -mindepth 1 | cpio --quiet -o -H newc) >>/tmp/initrd2
+	tb_save_inventory
+	tb_carry_initrd
 
 	luoctl update --kernel /luod-tb/bzImage --initrd /tmp/initrd2 --dry-run >/tmp/plan 2>&1
 	tb_check "luoctl update --dry-run plans the $UPDATE_BACKEND backend" grep -q "\"backend\": \"$UPDATE_BACKEND\"" /tmp/plan
@@ -83,7 +63,7 @@ stage1() {
 		sh -c 'luoctl update --kernel /luod-tb/hardware --yes 2>&1 | grep -q "kexec_file_load refused /luod-tb/hardware"'
 	tb_check "... luod says failed, no kernel loaded" \
 		sh -c 'luoctl status | grep -q "state:   failed" && grep -qx 0 /sys/kernel/kexec_loaded'
-	inventory >/tmp/inventory-now
+	tb_inventory >/tmp/inventory-now
 	tb_check "... and the VFs are untouched" cmp /tmp/inventory-now /tmp/carry/luod-tb/inventory-before
 
 	if [ "$TB_FAILED" -ne 0 ]; then
@@ -92,9 +72,9 @@ stage1() {
 		return
 	fi
 	if [ -n "$INHIBITORS" ]; then
-		id0=$(tb-inventory flat | sed -n "s/^pf\.$(echo $nvmes | cut -d' ' -f1)\.identity=//p")
+		id0=$(tb_pf_identity "$(echo $nvmes | cut -d' ' -f1)")
 		TB_HOSTMARK=1 tb-hypervisor hv2 assign vm-c "$id0" 5 inhibit delay "pausing vm-c" 2 >/tmp/hv2.out 2>&1 &
-		id1=$(tb-inventory flat | sed -n "s/^pf\.$(echo $nvmes | cut -d' ' -f2)\.identity=//p")
+		id1=$(tb_pf_identity "$(echo $nvmes | cut -d' ' -f2)")
 		tb-hypervisor hv3 assign vm-d "$id1" 3 inhibit delay "stuck" 600 >/tmp/hv3.out 2>&1 &
 		tb-hypervisor hv4 inhibit block "migrating vm-d" 600 >/tmp/hv4.out 2>&1 &
 		hv4=$!
@@ -109,18 +89,11 @@ stage1() {
 		kill "$hv4"
 		sleep 0.5
 	fi
-	tb_say "HOSTMARK luoctl-update"
 	# luoctl prints each Phase as luod enters it; "persist" follows the wait
-	# for delay inhibitors at once: the host stamps that moment, the blackout
-	# start of the guest whose consumer never let go (hv3's vm-d).
-	luoctl update --kernel /luod-tb/bzImage --initrd /tmp/initrd2 \
-		--append "luod_tb.stage=2" --yes 2>&1 | while IFS= read -r l; do
-		echo "$l" >>/tmp/update.out
-		case $l in *"] persist"*) tb_say "HOSTMARK luod-persist" ;; esac
-	done
-	cat /tmp/update.out >/dev/console
-	tb_show_luod_log
-	tb_abort "luoctl update returned without a kexec"
+	# for delay inhibitors at once: the host stamps that moment (HOSTMARK
+	# luod-persist), the blackout start of the guest whose consumer never
+	# let go (hv3's vm-d).
+	tb_update_kexec 2
 }
 
 # The events each consumer got after the kexec: exactly its PFs', in kernel
@@ -128,8 +101,8 @@ stage1() {
 # hv2 holds a VF of nvme PF 1 ($id0), hv3 one of nvme PF 2 ($id1).
 check_events() {
 	local id0 id1 p2 p3 x hv mine other f end pf0 pf1 vf0 vf1 last
-	id0=$(tb-inventory flat | sed -n "s/^pf\.$(echo $nvmes | cut -d' ' -f1)\.identity=//p")
-	id1=$(tb-inventory flat | sed -n "s/^pf\.$(echo $nvmes | cut -d' ' -f2)\.identity=//p")
+	id0=$(tb_pf_identity "$(echo $nvmes | cut -d' ' -f1)")
+	id1=$(tb_pf_identity "$(echo $nvmes | cut -d' ' -f2)")
 	tb-hypervisor hv2 restored events 3 >/tmp/hv2-ev.out 2>&1 &
 	p2=$!
 	tb-hypervisor hv3 restored events 3 >/tmp/hv3-ev.out 2>&1 &
@@ -221,7 +194,7 @@ check_guest_report() {
 
 stage2() {
 	tb_say "HOSTMARK stage2-init"
-	nvmes=$(pf_of_kind nvme) igb=$(pf_of_kind igb)
+	nvmes=$(tb_pfs_of_kind nvme) igb=$(tb_pfs_of_kind igb)
 	tb_check "booted with luod.update_id" grep -q 'luod.update_id=' /proc/cmdline
 	if [ -n "${UPDATE_COLD:-}" ]; then
 		# luod never runs in this kernel: the state stays on the disk.
@@ -265,7 +238,7 @@ stage2() {
 	luoctl report >/tmp/report.txt 2>&1
 	tb_info </tmp/report.txt
 	luoctl report --json >/tmp/report.json 2>&1
-	inventory >/tmp/inventory-after
+	tb_inventory >/tmp/inventory-after
 
 	if [ -n "$broken" ]; then
 		tb_check "luod state is failed" sh -c 'luoctl status | grep -q "state:   failed"'
@@ -280,12 +253,7 @@ stage2() {
 		tb_check "GuestRunning on vm-b records a downtime; GetGuests still says failed" \
 			sh -c "grep -Eq '^running vm-b [1-9]' /tmp/running-b.out && grep -Eq '^guest hv1 vm-b failed [1-9]' /tmp/running-b.out"
 		tb_check "report: the two other PFs ok" test "$(sed '/"guests"/,$d' /tmp/report.json | grep -c '"result": "ok"')" -eq 2
-		for pf in $nvmes $igb; do
-			[ "$pf" = "$broken" ] && continue
-			grep "^pf\.$pf\." /luod-tb/inventory-before >/tmp/want.$pf
-			grep "^pf\.$pf\." /tmp/inventory-after >/tmp/have.$pf
-			tb_check "$pf restored exactly ($(wc -l </tmp/want.$pf) fields)" cmp /tmp/want.$pf /tmp/have.$pf
-		done
+		tb_check_restored $(for pf in $nvmes $igb; do [ "$pf" = "$broken" ] || echo "$pf"; done)
 		tb_check "the preserved state is kept (state file)" test -s /var/lib/luod/state.luod-state
 		[ "${UPDATE_BREAK_HOW:-}" = vfio ] &&
 			tb_check "$broken: no VFs, as the kernel refused" grep -qx 0 "/sys/bus/pci/devices/$broken/sriov_numvfs"
@@ -295,10 +263,8 @@ stage2() {
 		tb_check "hv1 unassigns VF $5 of vm-a" tb-hypervisor hv1 unassign vm-a "$4" "$5"
 		tb-hypervisor - list | grep '^assignment ' | sort >/tmp/assignments-hv1
 		kill "$TB_LUOD_PID"; wait "$TB_LUOD_PID"
-		luod --driver-wait=3 ${LUOD_ARGS2:-} >/tmp/luod-again.log 2>&1 &
-		TB_LUOD_PID=$!
-		n=0
-		until luoctl status >/dev/null 2>&1 || [ $n -gt 600 ]; do n=$((n + 1)); sleep 0.1; done
+		tb_spawn_luod /tmp/luod-again.log --driver-wait=3 ${LUOD_ARGS2:-}
+		tb_wait_luod
 		tb-hypervisor - list | grep '^assignment ' | sort >/tmp/assignments-again
 		tb_check "luod restarted: the kept state restored again, 2 assignments as hv1 left them" \
 			sh -c "[ \$(wc -l </tmp/assignments-again) -eq 2 ] && cmp /tmp/assignments-hv1 /tmp/assignments-again &&
@@ -346,13 +312,8 @@ stage2() {
 	tb_check "inventory after == before ($(wc -l </luod-tb/inventory-before) fields, IOMMU groups aside)" \
 		sh -c 'diff /luod-tb/inventory-before /tmp/inventory-after >/tmp/inv.diff'
 	sed 's/^/    /' /tmp/inv.diff | head -n 20 >/dev/console
-	for pf in $nvmes; do
-		for vf in $(tb_vfs "$pf" | sed -n '1p;3p;4p'); do
-			tb_check "$vf on vfio-pci with $(tb_vfio_dev "$vf")" \
-				sh -c "[ \"\$(basename \$(readlink /sys/bus/pci/devices/$vf/driver))\" = vfio-pci ] && test -c $(tb_vfio_dev "$vf")"
-		done
-	done
-	dev=$(ls "/sys/bus/pci/devices/$igb/net" | head -n 1)
+	tb_check_vfio_some $nvmes
+	dev=$(tb_pf_netdev "$igb")
 	"$IP" link show "$dev" >/tmp/iplink 2>&1
 	tb_check "ip link: igb VF 1 MAC, VLAN 77, trust on" \
 		grep -Eq "vf 1 .*link/ether 02:aa:bb:cc:dd:01.*vlan 77,.*trust on" /tmp/iplink

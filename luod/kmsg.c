@@ -42,10 +42,21 @@ static void parse_record(const char *line, size_t len, uint64_t until_us, Kernel
         b->pci_devices++;
 }
 
+size_t kmsg_parse_lines(const char *buf, size_t size, uint64_t until_us, KernelBootLog *b) {
+        const char *start = buf, *nl;
+
+        while ((nl = memchr(start, '\n', size - (size_t) (start - buf)))) {
+                if (*start != ' ')
+                        parse_record(start, (size_t) (nl - start), until_us, b);
+                start = nl + 1;
+        }
+        return (size_t) (start - buf);
+}
+
 int kmsg_read_boot(const char *path, uint64_t until_us, KernelBootLog *ret) {
         _cleanup_close_ int fd = -EBADF;
         KernelBootLog b = {};
-        char buf[16384];
+        char buf[KMSG_LINE_MAX + 2];    /* a line, its newline, and one spare byte */
         size_t have = 0;
 
         fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -66,14 +77,9 @@ int kmsg_read_boot(const char *path, uint64_t until_us, KernelBootLog *ret) {
                         break;
                 have += (size_t) n;
                 /* Whole lines only; keep a partial one for the next read. */
-                char *start = buf, *nl;
-                while ((nl = memchr(start, '\n', have - (size_t) (start - buf)))) {
-                        if (*start != ' ')
-                                parse_record(start, (size_t) (nl - start), until_us, &b);
-                        start = nl + 1;
-                }
-                have -= (size_t) (start - buf);
-                memmove(buf, start, have);
+                size_t used = kmsg_parse_lines(buf, have, until_us, &b);
+                have -= used;
+                memmove(buf, buf + used, have);
                 if (have == sizeof(buf) - 1)
                         have = 0;       /* an absurd line: drop it */
         }

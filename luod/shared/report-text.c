@@ -74,7 +74,7 @@ int report_text_print(FILE *f, const char *text) {
                 }
                 /* Per guest, where its downtime went (ms since its blackout start). */
                 for (size_t i = 0; i < json_object_array_length(guests); i++) {
-                        json_object *g = json_object_array_get_idx(guests, i), *ph, *n, *at;
+                        json_object *g = json_object_array_get_idx(guests, i), *ph, *at;
 
                         if (!json_object_object_get_ex(g, "phases", &ph) || !json_object_is_type(ph, json_type_array))
                                 continue;
@@ -82,8 +82,8 @@ int report_text_print(FILE *f, const char *text) {
                         for (size_t k = 0; k < json_object_array_length(ph); k++) {
                                 json_object *p = json_object_array_get_idx(ph, k);
 
-                                if (json_object_object_get_ex(p, "name", &n) && json_object_object_get_ex(p, "at_ms", &at))
-                                        fprintf(f, "%s %s %.1f", k ? "," : "", json_object_get_string(n),
+                                if (json_object_object_get_ex(p, "name", NULL) && json_object_object_get_ex(p, "at_ms", &at))
+                                        fprintf(f, "%s %s %.1f", k ? "," : "", jstr(p, "name"),
                                                 json_object_get_double(at));
                         }
                         fprintf(f, "\n");

@@ -72,8 +72,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (unsigned i = 0; i < 32; i++)
                 snprintf(hex + 2 * i, 3, "%02x", md[i]);
         header_len = (size_t) snprintf(header, sizeof(header),
-                                       "{\"format\":\"luod-state\",\"major\":1,\"minor\":2,"
-                                       "\"length\":%zu,\"sha256\":\"%s\"}\n", body_size, hex);
+                                       "{\"format\":\"" LUOD_STATE_FORMAT "\",\"major\":%d,\"minor\":%d,"
+                                       "\"length\":%zu,\"sha256\":\"%s\"}\n",
+                                       LUOD_STATE_MAJOR, LUOD_STATE_MINOR, body_size, hex);
         char *whole = malloc(header_len + body_size);
         if (!whole)
                 return 0;

@@ -909,7 +909,13 @@ static int restore_state(Manager *m, LuodState *s, const char *backend, const ch
                 /* Per guest: its VFs back or not; downtime once its consumer
                  * says it runs (GuestRunning), from the blackout start. */
                 (void) consumers_report_guests(m, s, pfs);
-                luod_state_free(&m->restored);
+                /* A retry replaces the timestamps of the attempt before
+                 * (m->restored.assignments were just adopted: kept). */
+                for (size_t i = 0; i < m->restored.n_timestamps; i++)
+                        free(m->restored.timestamps[i].name);
+                free(m->restored.timestamps);
+                m->restored.timestamps = NULL;
+                m->restored.n_timestamps = 0;
                 for (size_t i = 0; i < s->n_timestamps; i++) {
                         if (strcmp(s->timestamps[i].name, "persist-start") == 0)
                                 m->blackout_start_tsc = s->timestamps[i].tsc;

@@ -10,9 +10,9 @@
 #include "event-attr.h"
 #include "tap.h"
 
-#define NVME0 "path:pci0000:00/0000:00:01.0/1b36:0010:1af4:1100"
-#define NVME1 "path:pci0000:00/0000:00:02.0/1b36:0010:1af4:1100"
-#define IGB "path:pci0000:00/0000:00:03.0/8086:10c9:1af4:1100"
+#define NVME0 "path:pci0000:00/0000:00:01.0/00.0/1b36:0010:1af4:1100"
+#define NVME1 "path:pci0000:00/0000:00:02.0/00.0/1b36:0010:1af4:1100"
+#define IGB "path:pci0000:00/0000:00:03.0/00.0/8086:10c9:1af4:1100"
 
 static const struct { const char *bdf, *attr, *target; } links[] = {
         { "0000:01:00.1", "physfn", "../0000:01:00.0" },

@@ -50,14 +50,22 @@ int main(int argc, char **argv) {
         text = slurp(path);
         out = print(text, &r);
         CHECK(r == 0);
-        static const char first[] = "update a74f02bd-3df1-4b25-a5b4-38046f447ff2: 7.3.4-luod+ -> 7.3.4-luod+ (state via luo)\n";
+        static const char first[] = "update a9a9be8c-d8c6-4a29-87df-f49a3f686eba: 7.3.4-luod+ -> 7.3.4-luod+ (state via luo)\n"
+                                     "  attempt 1\n";
         CHECK(strncmp(out, first, sizeof(first) - 1) == 0);
-        CHECK_LINE(out, "  total-blackout                  12556.0 ms");
-        CHECK_LINE(out, "  0000:02:00.0  8      ok           32.8    2122.2       0.0       8.4    2347.0  ");
+        /* A retried restore says so. */
+        free(out);
+        out = print("{\"attempt\": 2, \"retry\": true}", &r);
+        CHECK(r == 0);
+        CHECK_LINE(out, "  attempt 2: luoctl retry");
+        free(out);
+        out = print(text, &r);
+        CHECK_LINE(out, "  total-blackout                  18474.3 ms");
+        CHECK_LINE(out, "  0000:02:00.0  8      ok           15.0    2833.6       0.0      31.1    3109.6  ");
         CHECK_LINE(out, "  hv1/vm-b                       1    ok                  -  ");
-        CHECK_LINE(out, "  hv3/vm-d, ms since its blackout start: blackout-start 0.0, persist-and-kexec 3.5, "
-                        "kernel-start 2520.0, luod-start 9969.3, pfs-enabled 12367.1, vfs-bound 12559.1, "
-                        "events-replayed 18701.8, running 29547.4");
+        CHECK_LINE(out, "  hv3/vm-d, ms since its blackout start: blackout-start 0.0, persist-and-kexec 1.3, "
+                        "kernel-start 3104.0, luod-start 14779.0, pfs-enabled 18214.2, vfs-bound 18475.1, "
+                        "events-replayed 25411.5, running 37344.8");
         CHECK_LINE(out, "  device events: source udev, 122 held and released in order, 0 of other devices, "
                         "0 dropped, 0 late");
         free(out);

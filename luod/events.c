@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "consumers.h"
+#include "event-attr.h"
 #include "events.h"
 #include "io-util.h"
 #include "log.h"
@@ -37,19 +38,6 @@ typedef struct DevEvent {
         uint64_t received_us;   /* CLOCK_MONOTONIC */
         uint64_t held_us;       /* how long luod held it before delivery */
 } DevEvent;
-
-typedef struct EventPf {
-        char *identity;
-        PciBdf bdf;
-        uint64_t dropped;               /* its events dropped from the buffer */
-        uint64_t dropped_max_seqnum;    /* the newest of them */
-} EventPf;
-
-typedef struct DevMap {         /* a VF's BDF, or an IOMMU group, to its PF */
-        PciBdf bdf;
-        int group;              /* -1 for a BDF entry */
-        size_t pf;
-} DevMap;
 
 typedef struct Sent {           /* per consumer name: what it was sent */
         char *consumer;
@@ -80,10 +68,7 @@ struct Events {
         bool attached;
         bool released;          /* the first release after the restore happened */
         uint64_t attach_us;
-        EventPf *pfs;
-        size_t n_pfs;
-        DevMap *map;
-        size_t n_map;
+        EventAttr attr;         /* the PFs known, and which PF a VF or IOMMU group belongs to */
         DevEvent *pending;      /* read, not delivered (reorder window) */
         size_t n_pending, pending_cap;
         DevEvent *ring;         /* delivered, for GetEvents: ring[(start + i) % max] */
@@ -113,6 +98,48 @@ static void dev_event_free(DevEvent *ev) {
         free(ev->props);
         *ev = (DevEvent) {};
 }
+
+/* Attribution reads the real sysfs. */
+static ssize_t sysfs_device_link(void *userdata, const PciBdf *bdf, const char *attr, char *buf, size_t size) {
+        char path[PATH_MAX], b[PCI_BDF_STRING_MAX];
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", pci_bdf_format(bdf, b), attr);
+        n = readlink(path, buf, size - 1);
+        if (n < 0)
+                return -errno;
+        buf[n] = 0;
+        return n;
+}
+
+static int sysfs_pf_identity(void *userdata, const PciBdf *bdf, char **ret) {
+        char path[PATH_MAX], b[PCI_BDF_STRING_MAX];
+
+        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/sriov_totalvfs", pci_bdf_format(bdf, b));
+        if (access(path, F_OK) < 0)
+                return -errno;
+        return sriov_pf_identity(bdf, ret);
+}
+
+static int sysfs_group_devices(void *userdata, long group, int (*fn)(const char *name, void *arg), void *arg) {
+        char path[64];
+        struct dirent *de;
+        int r = 0;
+
+        snprintf(path, sizeof(path), "/sys/kernel/iommu_groups/%ld/devices", group);
+        _cleanup_(closedirp) DIR *dir = opendir(path);
+        if (!dir)
+                return -errno;
+        while (r == 0 && (de = readdir(dir)))
+                r = fn(de->d_name, arg);
+        return r;
+}
+
+static const EventSysfs sysfs_ops = {
+        .device_link = sysfs_device_link,
+        .pf_identity = sysfs_pf_identity,
+        .group_devices = sysfs_group_devices,
+};
 
 static bool receive_error_is_loss(Events *e) {
         if (errno != ENOBUFS)
@@ -197,10 +224,7 @@ void events_done(Manager *m) {
         udev_monitor_unref(e->monitor);
         udev_queue_unref(e->queue);
         udev_unref(e->udev);
-        for (size_t i = 0; i < e->n_pfs; i++)
-                free(e->pfs[i].identity);
-        free(e->pfs);
-        free(e->map);
+        event_attr_done(&e->attr);
         for (size_t i = 0; i < e->n_pending; i++)
                 dev_event_free(&e->pending[i]);
         free(e->pending);
@@ -223,6 +247,7 @@ int events_start(Manager *m, unsigned buffer_max) {
                 return log_error_errno(-ENOMEM, "Device events: %m");
         m->events = e;
         e->stop_fd = -EBADF;
+        e->attr.sysfs = &sysfs_ops;
         e->ring_max = buffer_max ?: EVENTS_BUFFER_DEFAULT;
         e->ring = calloc(e->ring_max, sizeof(DevEvent));
         e->udev = udev_new();
@@ -278,50 +303,6 @@ int events_start(Manager *m, unsigned buffer_max) {
         return 0;
 }
 
-static int add_pf(Events *e, const char *identity, const PciBdf *bdf) {
-        for (size_t i = 0; i < e->n_pfs; i++)
-                if (strcmp(e->pfs[i].identity, identity) == 0) {
-                        e->pfs[i].bdf = *bdf;
-                        return (int) i;
-                }
-        EventPf *n = reallocarray(e->pfs, e->n_pfs + 1, sizeof(EventPf));
-        if (!n)
-                return -ENOMEM;
-        e->pfs = n;
-        e->pfs[e->n_pfs] = (EventPf) { .identity = strdup(identity), .bdf = *bdf };
-        if (!e->pfs[e->n_pfs].identity)
-                return -ENOMEM;
-        return (int) e->n_pfs++;
-}
-
-static int add_map(Events *e, const PciBdf *bdf, int group, size_t pf) {
-        for (size_t i = 0; i < e->n_map; i++)
-                if ((bdf && e->map[i].group < 0 && pci_bdf_compare(&e->map[i].bdf, bdf) == 0) ||
-                    (!bdf && e->map[i].group == group)) {
-                        e->map[i].pf = pf;
-                        return 0;
-                }
-        DevMap *n = reallocarray(e->map, e->n_map + 1, sizeof(DevMap));
-        if (!n)
-                return -ENOMEM;
-        e->map = n;
-        e->map[e->n_map++] = (DevMap) { .bdf = bdf ? *bdf : (PciBdf) {}, .group = bdf ? -1 : group, .pf = pf };
-        return 0;
-}
-
-static int iommu_group_of(const PciBdf *bdf) {
-        char path[PATH_MAX], link[PATH_MAX], b[PCI_BDF_STRING_MAX];
-        ssize_t n;
-
-        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/iommu_group", pci_bdf_format(bdf, b));
-        n = readlink(path, link, sizeof(link) - 1);
-        if (n < 0)
-                return -1;
-        link[n] = 0;
-        const char *s = strrchr(link, '/');
-        return s ? atoi(s + 1) : -1;
-}
-
 /* Every SR-IOV PF present now, with its VFs and their IOMMU groups. */
 static int learn_devices(Events *e) {
         _cleanup_luod_state_ LuodState now = {};
@@ -332,110 +313,19 @@ static int learn_devices(Events *e) {
                 return r;
         for (size_t i = 0; i < now.n_pfs; i++) {
                 const PfRecord *pf = &now.pfs[i];
-                int k = add_pf(e, pf->identity, &pf->bdf);
+                int k = event_attr_add_pf(&e->attr, pf->identity, &pf->bdf);
 
                 if (k < 0)
                         return k;
                 for (size_t j = 0; j < pf->n_vfs; j++) {
-                        r = add_map(e, &pf->vfs[j].bdf, -1, (size_t) k);
+                        r = event_attr_add_map(&e->attr, &pf->vfs[j].bdf, -1, (size_t) k);
                         if (r >= 0 && pf->vfs[j].iommu_group >= 0)
-                                r = add_map(e, NULL, pf->vfs[j].iommu_group, (size_t) k);
+                                r = event_attr_add_map(&e->attr, NULL, pf->vfs[j].iommu_group, (size_t) k);
                         if (r < 0)
                                 return r;
                 }
         }
         return 0;
-}
-
-/* A PF not seen yet (hot-added, or the scan at attach failed): when bdf
- * is an SR-IOV PF (it has sriov_totalvfs), its identity now.  Returns its
- * index or -1. */
-static int learn_pf(Events *e, const PciBdf *bdf) {
-        char path[PATH_MAX], b[PCI_BDF_STRING_MAX];
-        _cleanup_free_ char *identity = NULL;
-
-        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/sriov_totalvfs", pci_bdf_format(bdf, b));
-        if (access(path, F_OK) < 0)
-                return -1;
-        if (sriov_pf_identity(bdf, &identity) < 0)
-                return -1;
-        return add_pf(e, identity, bdf);
-}
-
-/* The PF a PCI device (PF or VF) belongs to, by BDF; -1 if none known.
- * An unknown VF is learnt through its physfn link. */
-static int pf_of_bdf(Events *e, const PciBdf *bdf) {
-        char path[PATH_MAX], link[PATH_MAX], b[PCI_BDF_STRING_MAX];
-        PciBdf pf;
-        ssize_t n;
-
-        for (size_t i = 0; i < e->n_pfs; i++)
-                if (pci_bdf_compare(&e->pfs[i].bdf, bdf) == 0)
-                        return (int) i;
-        for (size_t i = 0; i < e->n_map; i++)
-                if (e->map[i].group < 0 && pci_bdf_compare(&e->map[i].bdf, bdf) == 0)
-                        return (int) e->map[i].pf;
-        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/physfn", pci_bdf_format(bdf, b));
-        n = readlink(path, link, sizeof(link) - 1);
-        if (n < 0)
-                return learn_pf(e, bdf);
-        link[n] = 0;
-        const char *s = strrchr(link, '/');
-        if (!s || pci_bdf_parse(s + 1, &pf) < 0)
-                return -1;
-        int k = -1;
-        for (size_t i = 0; i < e->n_pfs && k < 0; i++)
-                if (pci_bdf_compare(&e->pfs[i].bdf, &pf) == 0)
-                        k = (int) i;
-        if (k < 0)
-                k = learn_pf(e, &pf);
-        if (k >= 0) {
-                int g = iommu_group_of(bdf);
-
-                (void) add_map(e, bdf, -1, (size_t) k);
-                if (g >= 0)
-                        (void) add_map(e, NULL, g, (size_t) k);
-        }
-        return k;
-}
-
-static int pf_of_event(Events *e, struct udev_device *d) {
-        const char *devpath = udev_device_get_devpath(d), *subsystem = udev_device_get_subsystem(d);
-        char buf[PATH_MAX];
-        PciBdf bdf;
-        int k;
-
-        if (!devpath)
-                return -1;
-        /* A vfio group (/devices/virtual/vfio/N): by its IOMMU group. */
-        if (subsystem && strcmp(subsystem, "vfio") == 0 && strncmp(devpath, "/devices/virtual/", 17) == 0) {
-                const char *name = udev_device_get_sysname(d);
-                char *end;
-                long g = name ? strtol(name, &end, 10) : -1;
-
-                if (!name || *end || g < 0)
-                        return -1;
-                for (size_t i = 0; i < e->n_map; i++)
-                        if (e->map[i].group == g)
-                                return (int) e->map[i].pf;
-                /* A group not seen yet: its devices, now. */
-                char path[64];
-                snprintf(path, sizeof(path), "/sys/kernel/iommu_groups/%ld/devices", g);
-                _cleanup_(closedirp) DIR *dir = opendir(path);
-                struct dirent *de;
-                while (dir && (de = readdir(dir)))
-                        if (pci_bdf_parse(de->d_name, &bdf) >= 0 && (k = pf_of_bdf(e, &bdf)) >= 0) {
-                                (void) add_map(e, NULL, (int) g, (size_t) k);
-                                return k;
-                        }
-                return -1;
-        }
-        /* Otherwise the innermost BDF of its devpath. */
-        snprintf(buf, sizeof(buf), "%s", devpath);
-        for (char *s; (s = strrchr(buf, '/')); *s = 0)
-                if (pci_bdf_parse(s + 1, &bdf) >= 0)
-                        return pf_of_bdf(e, &bdf);
-        return -1;
 }
 
 static int read_event(struct udev_device *d, DevEvent *ret) {
@@ -476,7 +366,8 @@ static int take(Events *e, struct udev_device *d, uint64_t received_us) {
 
         e->received++;
         e->max_seqnum = MAX(e->max_seqnum, udev_device_get_seqnum(d));
-        k = pf_of_event(e, d);
+        k = event_attr_pf(&e->attr, udev_device_get_devpath(d), udev_device_get_subsystem(d),
+                          udev_device_get_sysname(d));
         if (k < 0) {
                 e->unattributed++;
                 udev_device_unref(d);
@@ -549,7 +440,7 @@ static Sent *sent_of(Events *e, const char *consumer, bool create) {
 static int append_event(sd_bus_message *msg, const Events *e, const DevEvent *ev) {
         int r;
 
-        r = sd_bus_message_append(msg, "stsss", e->pfs[ev->pf].identity, ev->seqnum, ev->action, ev->subsystem,
+        r = sd_bus_message_append(msg, "stsss", e->attr.pfs[ev->pf].identity, ev->seqnum, ev->action, ev->subsystem,
                                   ev->devpath);
         if (r >= 0)
                 r = sd_bus_message_open_container(msg, 'a', "{ss}");
@@ -635,7 +526,7 @@ static void flush(Manager *m) {
                         e->last_seqnum = ev->seqnum;
                 ev->order = ++e->last_order;
                 for (size_t c = 0; c < m->n_consumers; c++)
-                        if (consumer_holds_pf(m, m->consumers[c]->name, e->pfs[ev->pf].identity))
+                        if (consumer_holds_pf(m, m->consumers[c]->name, e->attr.pfs[ev->pf].identity))
                                 (void) send_to(m, m->consumers[c]->name, m->consumers[c]->sender, ev);
                 e->delivered++;
                 if (e->ring_n == e->ring_max) {
@@ -646,8 +537,8 @@ static void flush(Manager *m) {
                                             "(seqnum %" PRIu64 "); GetEvents reports the loss", e->ring_max,
                                             old->seqnum);
                         e->dropped++;
-                        e->pfs[old->pf].dropped++;
-                        e->pfs[old->pf].dropped_max_seqnum = MAX(e->pfs[old->pf].dropped_max_seqnum, old->seqnum);
+                        e->attr.pfs[old->pf].dropped++;
+                        e->attr.pfs[old->pf].dropped_max_seqnum = MAX(e->attr.pfs[old->pf].dropped_max_seqnum, old->seqnum);
                         dev_event_free(old);
                         e->ring_start = (e->ring_start + 1) % e->ring_max;
                         e->ring_n--;
@@ -785,10 +676,10 @@ static uint64_t lost_after(Manager *m, const char *consumer, uint64_t after) {
         Events *e = m->events;
         uint64_t lost = 0;
 
-        for (size_t i = 0; i < e->n_pfs; i++)
-                if (e->pfs[i].dropped > 0 && e->pfs[i].dropped_max_seqnum > after &&
-                    (!consumer || consumer_holds_pf(m, consumer, e->pfs[i].identity)))
-                        lost += e->pfs[i].dropped;
+        for (size_t i = 0; i < e->attr.n_pfs; i++)
+                if (e->attr.pfs[i].dropped > 0 && e->attr.pfs[i].dropped_max_seqnum > after &&
+                    (!consumer || consumer_holds_pf(m, consumer, e->attr.pfs[i].identity)))
+                        lost += e->attr.pfs[i].dropped;
         if (e->overrun && e->overrun_seqnum >= after)
                 lost++;
         return lost;
@@ -833,7 +724,7 @@ int events_consumer_registered(Manager *m, const char *consumer, const char *sen
         for (size_t i = 0; i < e->ring_n; i++) {
                 const DevEvent *ev = &e->ring[(e->ring_start + i) % e->ring_max];
 
-                if (consumer_holds_pf(m, consumer, e->pfs[ev->pf].identity) && send_to(m, consumer, sender, ev) > 0)
+                if (consumer_holds_pf(m, consumer, e->attr.pfs[ev->pf].identity) && send_to(m, consumer, sender, ev) > 0)
                         n++;
         }
         if (n > 0)
@@ -865,10 +756,10 @@ json_object *events_report(Manager *m) {
         json_object_object_add(o, "unattributed", json_object_new_int64((int64_t) e->unattributed));
         json_object_object_add(o, "dropped", json_object_new_int64((int64_t) e->dropped));
         json_object *by_pf = json_object_new_object();
-        for (size_t i = 0; by_pf && i < e->n_pfs; i++)
-                if (e->pfs[i].dropped > 0)
-                        json_object_object_add(by_pf, e->pfs[i].identity,
-                                               json_object_new_int64((int64_t) e->pfs[i].dropped));
+        for (size_t i = 0; by_pf && i < e->attr.n_pfs; i++)
+                if (e->attr.pfs[i].dropped > 0)
+                        json_object_object_add(by_pf, e->attr.pfs[i].identity,
+                                               json_object_new_int64((int64_t) e->attr.pfs[i].dropped));
         json_object_object_add(o, "dropped_by_pf", by_pf);
         json_object_object_add(o, "late", json_object_new_int64((int64_t) e->late));
         json_object_object_add(o, "overrun", json_object_new_boolean(e->overrun));
@@ -923,7 +814,7 @@ int method_get_events(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         for (size_t i = 0; r >= 0 && i < e->ring_n && n < EVENTS_FETCH_MAX; i++) {
                 const DevEvent *ev = &e->ring[(e->ring_start + i) % e->ring_max];
 
-                if (ev->seqnum <= after || (consumer && !consumer_holds_pf(m, consumer, e->pfs[ev->pf].identity)))
+                if (ev->seqnum <= after || (consumer && !consumer_holds_pf(m, consumer, e->attr.pfs[ev->pf].identity)))
                         continue;
                 r = sd_bus_message_open_container(reply, 'r', "stsssa{ss}");
                 if (r >= 0)

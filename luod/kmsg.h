@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* What this kernel's log says about its own boot, for the report. */
@@ -9,6 +10,10 @@ typedef struct KernelBootLog {
         uint64_t pci_last_us;   /* the last device found before luod started */
         unsigned pci_devices;   /* "pci BDF: [vvvv:dddd] type 0N class 0x..." records seen */
 } KernelBootLog;
+
+/* The longest line kmsg_read_boot() takes from a regular file, bytes
+ * without its newline (a /dev/kmsg record is at most ~1 KiB). */
+#define KMSG_LINE_MAX 16382
 
 /* Reads the kernel log records present now from path (/dev/kmsg, opened
  * non-blocking, one record per read(); a regular file of records works too)
@@ -22,3 +27,10 @@ typedef struct KernelBootLog {
  * the same lines.  Returns 0 (fields 0 when nothing matched), or a negative
  * errno of open/read. */
 int kmsg_read_boot(const char *path, uint64_t until_us, KernelBootLog *ret);
+
+/* The parser kmsg_read_boot() runs on what it read: adds to *b the PCI
+ * enumeration records among the whole lines (each ending in '\n') of the
+ * size bytes at buf, which need not be NUL-terminated; lines that start with
+ * a space (a record's dictionary) are skipped.  Returns how many bytes the
+ * whole lines take; the rest is a partial last line. */
+size_t kmsg_parse_lines(const char *buf, size_t size, uint64_t until_us, KernelBootLog *b);

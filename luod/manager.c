@@ -328,7 +328,7 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                                                m->update_id, *m->last_error ? m->last_error : "not restored");
 
         /* Preflight: everything that can fail fails before the blackout. */
-        _cleanup_(phase_resetp) Manager *phase_owner = m;
+        _cleanup_(phase_resetp) __attribute__((unused)) Manager *phase_owner = m;
         set_phase(m, "preflight");
         r = check_image(error, "Kernel image", kernel);
         if (r >= 0 && *initrd)

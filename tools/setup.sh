@@ -16,6 +16,7 @@ PKGS=(
 	kexec-tools iproute2 busybox-static cpio gzip ccache
 	bc bison flex libelf-dev libssl-dev dwarves python3 rsync xz-utils
 	kmod libkmod-dev file libarchive-dev e2fsprogs udev
+	clang libclang-rt-14-dev
 )
 BACKPORTS_PKGS=(qemu-system-x86)
 QEMU_MIN_MAJOR=10

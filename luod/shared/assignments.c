@@ -42,7 +42,7 @@ static int fail(int r, char **error, const char *where, const char *key, const c
         return r;
 }
 
-/* A non-empty string without NUL, copied. */
+/* A non-empty UTF-8 string without NUL, copied. */
 static int get_string(json_object *e, const char *where, const char *key, char **ret, char **error) {
         json_object *v;
         const char *s;
@@ -57,6 +57,8 @@ static int get_string(json_object *e, const char *where, const char *key, char *
                 return fail(-EBADMSG, error, where, key, "contains a NUL character");
         if (!*s)
                 return fail(-EBADMSG, error, where, key, "empty");
+        if (!luod_state_utf8_valid(s))
+                return fail(-EBADMSG, error, where, key, "not UTF-8");
         *ret = strdup(s);
         return *ret ? 0 : -ENOMEM;
 }
@@ -125,8 +127,10 @@ static int assignments_verify(const LuodState *s, char **error) {
                 const VfAssignment *a = &s->assignments[i];
 
                 snprintf(where, sizeof(where), "assignments[%zu]", i);
-                if (!a->consumer || !*a->consumer || !a->guest || !*a->guest || !a->pf_identity || !*a->pf_identity)
-                        return fail(-EBADMSG, error, where, NULL, "consumer, guest and pf_identity must be non-empty");
+                if (!a->consumer || !*a->consumer || !a->guest || !*a->guest || !a->pf_identity || !*a->pf_identity ||
+                    !luod_state_utf8_valid(a->consumer) || !luod_state_utf8_valid(a->guest) ||
+                    !luod_state_utf8_valid(a->pf_identity))
+                        return fail(-EBADMSG, error, where, NULL, "consumer, guest and pf_identity must be non-empty UTF-8");
                 if (a->vf_index > 65535)
                         return fail(-EBADMSG, error, where, "vf_index", "%" PRIu32 " is above 65535", a->vf_index);
                 for (size_t j = 0; j < i; j++) {

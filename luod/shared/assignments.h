@@ -9,7 +9,8 @@
  *         "pf_identity": "dsn:00-11-22-33-44-55-66-77/00.0", "vf_index": 3,
  *         "consumer_uid": 0 } ]
  *
- * consumer, guest, pf_identity: non-empty strings without NUL; vf_index: an
+ * consumer, guest, pf_identity: non-empty UTF-8 strings without NUL (as
+ * luod_state_utf8_valid() has it); vf_index: an
  * integer 0..65535; consumer_uid (optional; absent: the name's owner is
  * unknown): an integer 0..2^32-2.  Unknown keys are ignored.  One VF
  * (pf_identity, vf_index) is assigned at most once, and one consumer name

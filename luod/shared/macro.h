@@ -9,6 +9,7 @@
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 /* Hands a pointer on: returns it and leaves NULL behind. */
 #define TAKE_PTR(p)                                                            \

@@ -12,8 +12,9 @@ typedef struct PciBdf {
         uint8_t function;  /* 0..7 */
 } PciBdf;
 
-/* "DDDD:BB:DD.F" + NUL; domains above 0xffff print more digits. */
-#define PCI_BDF_STRING_MAX 16
+/* "DDDDDDDD:BB:DD.F" + NUL: the domain prints 4 digits, more above 0xffff,
+ * at most 8 (pci_bdf_parse() takes up to 8). */
+#define PCI_BDF_STRING_MAX 17
 
 /* Parses the sysfs form "DDDD:BB:DD.F" (hex, domain 4-8 digits) or the
  * short form "BB:DD.F" (domain 0).  Returns 0, or -EINVAL when s is not

@@ -129,6 +129,10 @@ static bool utf8_valid(const char *s) {
         return true;
 }
 
+bool luod_state_utf8_valid(const char *s) {
+        return utf8_valid(s);
+}
+
 static bool bdf_valid(const PciBdf *b) {
         return b->device <= 0x1f && b->function <= 7;
 }

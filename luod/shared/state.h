@@ -12,6 +12,7 @@
  * (-EPROTONOSUPPORT) and accept any minor of their major, ignoring keys they
  * do not know. */
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "inventory.h"
@@ -62,6 +63,11 @@ int luod_state_serialize(const LuodState *s, char **ret_buf, size_t *ret_size);
  * and VF (by index) it belongs to, and why it is wrong (NULL if out of
  * memory); NULL otherwise. */
 int luod_state_parse(const char *buf, size_t size, LuodState *ret, char **ret_error);
+
+/* Whether the NUL-terminated s is well-formed UTF-8, as every string of a
+ * state must be: no overlong forms, surrogates or code points above
+ * U+10FFFF.  (json-c's check of the text lets overlong forms through.) */
+bool luod_state_utf8_valid(const char *s);
 
 /* Serializes s into fd (a memfd or regular file opened for writing) at
  * offset 0 with pwrite(), then truncates fd to the serialized size.  The file

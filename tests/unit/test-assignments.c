@@ -80,6 +80,10 @@ static void check_bad_kinds(void) {
                   "assignments[0]: consumer: contains a NUL character");
         check_bad("[ {\"consumer\": \"hv1\", \"guest\": null, \"pf_identity\": \"x\", \"vf_index\": 0} ]",
                   "assignments[0]: guest: expected string, got null");
+        /* UTF-8 as the state has it: json-c's own check lets an overlong
+         * form (C0 8F) through. */
+        check_bad("[ {\"consumer\": \"v\", \"guest\": \"/\", \"pf_identity\": \"\xc0\x8f\", \"vf_index\": 0} ]",
+                  "assignments[0] (guest \"/\"): pf_identity: not UTF-8");
         check_bad("[ {\"consumer\": \"hv1\", \"guest\": \"vm-a\", \"vf_index\": 0} ]",
                   "assignments[0] (guest \"vm-a\"): pf_identity: missing");
         check_bad("[ " ENTRY("vm-a", "\"5\"") " ]", "assignments[0] (guest \"vm-a\"): vf_index: expected int, got string");

@@ -2,6 +2,7 @@
 /* kmsg_read_boot() on records in /dev/kmsg's format, and on the real
  * /dev/kmsg of this machine when it can be read. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,25 @@ int main(void) {
         CHECK(b.pci_last_us == 9000000);
 
         CHECK(kmsg_read_boot("/nonexistent/kmsg", 0, &b) == -ENOENT);
+
+        /* A line longer than the read buffer is dropped whole: its tail is
+         * not taken for a record of its own. */
+        fd = open(path, O_WRONLY | O_TRUNC);
+        CHECK(fd >= 0);
+        static const char tail[] = "6,2,5,-;pci 0000:01:00.0: [1b36:0010] type 00 class 0x010802 PCIe Endpoint\n";
+        static const char next[] = "6,3,7,-;pci 0000:02:00.0: [8086:10c9] type 00 class 0x020000 PCIe Endpoint\n";
+        char *longline = malloc(KMSG_LINE_MAX + 1);
+        CHECK(longline);
+        memset(longline, 'x', KMSG_LINE_MAX + 1);
+        memcpy(longline, "6,1,0,-;", 8);
+        CHECK(write(fd, longline, KMSG_LINE_MAX + 1) == KMSG_LINE_MAX + 1);
+        CHECK(write(fd, tail, sizeof(tail) - 1) == (ssize_t) sizeof(tail) - 1);
+        CHECK(write(fd, next, sizeof(next) - 1) == (ssize_t) sizeof(next) - 1);
+        close(fd);
+        free(longline);
+        CHECK(kmsg_read_boot(path, 0, &b) == 0);
+        CHECK(b.pci_devices == 1);
+        CHECK(b.pci_first_us == 7 && b.pci_last_us == 7);
         unlink(path);
 
         /* The real thing: one record per read(), EAGAIN at the end. */

@@ -53,6 +53,12 @@ static void test_format_roundtrip(void) {
 
         b.domain = 0x10000;
         CHECK(strcmp(pci_bdf_format(&b, buf), "10000:3a:1d.6") == 0);
+
+        /* The widest BDF the parser takes formats whole and parses back. */
+        b = (PciBdf) { .domain = 0xffffffff, .bus = 0xff, .device = 0x1f, .function = 7 };
+        CHECK(strcmp(pci_bdf_format(&b, buf), "ffffffff:ff:1f.7") == 0);
+        CHECK(pci_bdf_parse(buf, &c) == 0);
+        CHECK(pci_bdf_compare(&b, &c) == 0);
 }
 
 static void test_compare(void) {

@@ -22,7 +22,8 @@ uint64_t now_us(void) {
 
 typedef struct Worker {
         const PfRecord *want;
-        const PfRecord *now;    /* the PF as found at start, NULL if missing */
+        const PfRecord *now;    /* the PF as found at start, NULL if missing; &fresh once read again */
+        PfRecord fresh;         /* the PF as read after its driver bound */
         const RestoreOptions *opt;
         PfRestore *result;
         pthread_t thread;
@@ -77,6 +78,14 @@ static void *worker_run(void *userdata) {
                 return NULL;
         }
         res->driver_us = now_us();
+        /* The scan at start may predate the PF's driver (its module loaded
+         * by udev since) and so its netdev, or a udev rename: read it again. */
+        r = sriov_pf_refresh(&res->bdf, want->netdev ? w->opt->driver_wait_usec : 0, &w->fresh);
+        if (r < 0) {
+                fail_pf(res, r, "reading it again after its driver bound");
+                return NULL;
+        }
+        w->now = &w->fresh;
 
         /* VFs appear unbound: a driver probe at VF creation would be thrown
          * away by the binds below (docs/testbed.md: 127 VFs take 0.5 s
@@ -112,7 +121,7 @@ static void *worker_run(void *userdata) {
                         fail_pf(res, -ENODEV, "VF %u has settings but the PF has no netdev", vf->index);
                         return NULL;
                 }
-                r = sriov_vf_apply_settings(w->now->netdev, vf);
+                r = sriov_vf_apply_settings(w->now->netdev, w->now->ifindex, vf);
                 if (r < 0) {
                         fail_pf(res, r, "applying VF %u settings through %s", vf->index, w->now->netdev);
                         return NULL;
@@ -247,6 +256,7 @@ int restore_all(const LuodState *want, const RestoreOptions *opt, PfRestore **re
                 }
                 if (res[i].error != 0)
                         failed++;
+                pf_record_done(&workers[i].fresh);
         }
         *ret_pfs = res;
         return failed ? -EUCLEAN : 0;

@@ -5,7 +5,7 @@
 
 #include "inventory.h"
 
-static void pf_record_done(PfRecord *pf) {
+void pf_record_done(PfRecord *pf) {
         for (size_t i = 0; i < pf->n_vfs; i++) {
                 free(pf->vfs[i].driver);
                 free(pf->vfs[i].driver_override);
@@ -14,6 +14,7 @@ static void pf_record_done(PfRecord *pf) {
         free(pf->identity);
         free(pf->driver);
         free(pf->netdev);
+        *pf = (PfRecord) {};
 }
 
 void luod_state_free(LuodState *s) {

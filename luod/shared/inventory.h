@@ -54,6 +54,8 @@ typedef struct PfRecord {
         bool drivers_autoprobe; /* sriov_drivers_autoprobe */
         char *netdev;           /* PF netdev name, NULL if none */
         bool netdev_up;
+        int ifindex;            /* netdev's interface index in this boot, 0 if none or
+                                 * unknown; never preserved (it means nothing after a kexec) */
         VfRecord *vfs;          /* n_vfs records, ascending index */
         size_t n_vfs;
 } PfRecord;
@@ -95,6 +97,10 @@ typedef struct LuodState {
  * it may be called again or reused.  s must be all-zero or filled by this
  * API / by hand with malloc'd strings and arrays. */
 void luod_state_free(LuodState *s);
+
+/* Frees what pf points to (its strings and VFs, not pf itself) and resets
+ * *pf to all-zero. */
+void pf_record_done(PfRecord *pf);
 
 /* For a LuodState on the stack: _cleanup_luod_state_ LuodState s = {}; */
 #define _cleanup_luod_state_ _cleanup_(luod_state_free)

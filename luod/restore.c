@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "drivers.h"
 #include "log.h"
 #include "macro.h"
 #include "restore.h"
@@ -128,6 +129,14 @@ static void *worker_run(void *userdata) {
                 }
         }
         res->settings_us = now_us();
+
+        /* Binding through driver_override loads no module. */
+        const char *vf_driver = NULL;
+        r = drivers_load_vf_drivers(want, NULL, NULL, &vf_driver);
+        if (r < 0) {
+                fail_pf(res, r, "loading VF driver %s", vf_driver ?: "?");
+                return NULL;
+        }
 
         /* sriov_drivers_autoprobe stays 0 until every VF is bound as
          * recorded: a VF's driver attach may run asynchronously (nvme

@@ -43,10 +43,11 @@ typedef struct RestoreOptions {
  * netdev to register), writes sriov_drivers_autoprobe 0, sriov_numvfs
  * (nothing when equal; 0 first when another non-zero count is there), waits
  * for every virtfnN, applies the VF settings through the PF netdev (by
- * ifindex) over rtnetlink (admin MAC before any VF driver binds), binds each
- * VF as recorded (driver_override + drivers_probe), writes the recorded
- * sriov_drivers_autoprobe, then reads the PF back and compares.  A PF that
- * fails does not hold up the others.
+ * ifindex) over rtnetlink (admin MAC before any VF driver binds), loads the
+ * module of each recorded VF driver not registered yet
+ * (drivers_load_vf_drivers()), binds each VF as recorded (driver_override +
+ * drivers_probe), writes the recorded sriov_drivers_autoprobe, then reads the
+ * PF back and compares.  A PF that fails does not hold up the others.
  *
  * On return *ret_pfs holds want->n_pfs results (free with
  * restore_results_free()).  Returns 0 when every PF was restored and

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kernel/build.sh — build the test bed's guest bzImage.
 #
-#   kernel/build.sh [base|patched|base-lockdep|patched-lockdep] ...
+#   kernel/build.sh [base|patched|base-lockdep|patched-lockdep|modular] ...
 #   kernel/build.sh --prepare-only patched     (the patched tree, no build)
 #
 # base:    Debian's linux-source-7.3 (kernel/SOURCE) as shipped.
@@ -11,6 +11,14 @@
 # base-lockdep, patched-lockdep: the same trees, config tinyconfig +
 #          guest.config + kernel/lockdep.config (PROVE_LOCKING, raised
 #          lockdep tables); objects in their own build/<variant>.
+# modular: the patched tree, config tinyconfig + guest.config +
+#          kernel/modular.config (CONFIG_MODULES; igb, igbvf, nvme, vfio,
+#          vfio-pci as modules, the way a distribution host has them);
+#          objects in build/modular, and the modules installed with depmod
+#          (modules_install) in build/modular/modules-install/lib/modules/
+#          <release>, which tests/vm/run puts into the guest's initramfs.
+#          CONFIG_MODULES changes almost every object, so its first build is
+#          a cold one even with patched in ccache (docs/testbed.md).
 # LUOD_PATCHED_AS_IS=1: build the patched work tree as checked out, without
 #          (re)applying the series (kernel/check-prefixes.sh).
 # Build trees, objects and ccache live in the cache directory (LUOD_CACHE,
@@ -100,7 +108,8 @@ build_variant() {
 	patched) src=$(prepare_patched) ;;
 	base-lockdep) src=$base_tree; fragments+=("$here/lockdep.config") ;;
 	patched-lockdep) src=$(prepare_patched); fragments+=("$here/lockdep.config") ;;
-	*) log "unknown variant '$variant' (base|patched|base-lockdep|patched-lockdep)"; exit 2 ;;
+	modular) src=$(prepare_patched); fragments+=("$here/modular.config") ;;
+	*) log "unknown variant '$variant' (base|patched|base-lockdep|patched-lockdep|modular)"; exit 2 ;;
 	esac
 	out=$cache/build/$variant
 	mkdir -p "$out"
@@ -114,16 +123,34 @@ build_variant() {
 		"${kmake[@]}" tinyconfig >/dev/null
 		(cd "$out" && KCONFIG_CONFIG=.config "$src/scripts/kconfig/merge_config.sh" -m -O "$out" .config "${fragments[@]}" >/dev/null)
 		"${kmake[@]}" olddefconfig >/dev/null
+		# Each symbol's last value in the fragments must survive (a later
+		# fragment overrides an earlier one: modular.config's =m).
 		local bad=0 line
 		while read -r line; do
 			grep -qxF "$line" "$out/.config" || { log "$variant: config lost '$line'"; bad=1; }
-		done < <(cat "${fragments[@]}" | grep -E '^CONFIG_[A-Z0-9_]+=')
+		done < <(cat "${fragments[@]}" | grep -E '^CONFIG_[A-Z0-9_]+=' |
+			awk -F= '{ if (!($1 in v)) o[n++] = $1; v[$1] = $0 } END { for (i = 0; i < n; i++) print v[o[i]] }')
 		((bad == 0)) || exit 1
 		echo "$cfgsum" >"$out/.luod-config.sha256"
 	fi
-	log "$variant: building bzImage in $out (-j$jobs, ccache $CCACHE_DIR)"
+	local targets=(bzImage)
+	[[ $variant == modular ]] && targets+=(modules)
+	log "$variant: building ${targets[*]} in $out (-j$jobs, ccache $CCACHE_DIR)"
 	local t0=$SECONDS
-	"${kmake[@]}" bzImage
+	"${kmake[@]}" "${targets[@]}"
+	if [[ $variant == modular ]]; then
+		# /lib/modules/<release> as a host has it: the .ko files (debug
+		# info stripped), modules.builtin*, and depmod's modules.dep,
+		# modules.alias and their .bin indexes.  Installed afresh each
+		# time (a second or two) so no module of an older config stays.
+		rm -rf "$out/modules-install"
+		"${kmake[@]}" INSTALL_MOD_PATH="$out/modules-install" INSTALL_MOD_STRIP=1 modules_install >/dev/null
+		local rel
+		rel=$("${kmake[@]}" kernelrelease 2>/dev/null)
+		[[ -s $out/modules-install/lib/modules/$rel/modules.dep ]] ||
+			{ log "$variant: modules_install left no modules.dep in $out/modules-install/lib/modules/$rel"; exit 1; }
+		log "$variant: $(find "$out/modules-install/lib/modules/$rel" -name '*.ko*' | wc -l) modules in $out/modules-install/lib/modules/$rel"
+	fi
 	log "$variant: built in $((SECONDS - t0)) s: $("${kmake[@]}" kernelrelease 2>/dev/null)"
 	echo "$out/arch/x86/boot/bzImage"
 }

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <libkmod.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -10,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "drivers.h"
@@ -191,4 +194,170 @@ int drivers_check(const LuodState *s, const char *modules_root, const char *rele
                 return -ENOPKG;
         }
         return 1;
+}
+
+static void kmod_module_unrefp(struct kmod_module **m) {
+        if (*m)
+                kmod_module_unref(*m);
+}
+
+/* A context on the indexes of modules_dir, with the default modprobe.d
+ * configuration (module options, softdeps). */
+static int kmod_open(const char *modules_dir, const char *driver, struct kmod_ctx **ret) {
+        struct kmod_ctx *ctx;
+        int r;
+
+        ctx = kmod_new(modules_dir, NULL);
+        if (!ctx)
+                return log_error_errno(-ENOMEM, "Driver %s: cannot open the module indexes in %s: %m",
+                                       driver, modules_dir);
+        r = kmod_load_resources(ctx);
+        if (r < 0) {
+                kmod_unref(ctx);
+                return log_error_errno(r, "Driver %s: cannot load the module indexes in %s (run depmod?): %m",
+                                       driver, modules_dir);
+        }
+        *ret = ctx;
+        return 0;
+}
+
+/* The first module of kmod_module_new_from_lookup(driver) in *ret (a
+ * reference), NULL when none. */
+static int lookup_first(struct kmod_ctx *ctx, const char *modules_dir, const char *driver,
+                        struct kmod_module **ret) {
+        _cleanup_(kmod_list_unrefp) struct kmod_list *list = NULL;
+        int r;
+
+        r = kmod_module_new_from_lookup(ctx, driver, &list);
+        if (r < 0)
+                return log_error_errno(r, "Driver %s: looking up its module in %s: %m", driver, modules_dir);
+        *ret = list ? kmod_module_get_module(list) : NULL;
+        return 0;
+}
+
+int drivers_lookup_module(const char *modules_dir, const char *driver, char **ret_module) {
+        _cleanup_(kmod_unrefp) struct kmod_ctx *ctx = NULL;
+        _cleanup_(kmod_module_unrefp) struct kmod_module *mod = NULL;
+        int r;
+
+        r = kmod_open(modules_dir, driver, &ctx);
+        if (r < 0)
+                return r;
+        r = lookup_first(ctx, modules_dir, driver, &mod);
+        if (r < 0)
+                return r;
+        if (!mod)
+                return log_error_errno(-ENOENT, "Driver %s: no module of that name in %s, and not built in: %m",
+                                       driver, modules_dir);
+        *ret_module = strdup(kmod_module_get_name(mod));
+        if (!*ret_module)
+                return log_error_errno(-ENOMEM, "Driver %s: %m", driver);
+        return kmod_module_get_initstate(mod) == KMOD_MODULE_BUILTIN ? 0 : 1;
+}
+
+static bool driver_registered(const char *drivers_dir, const char *driver) {
+        char path[PATH_MAX];
+
+        if (snprintf(path, sizeof(path), "%s/%s", drivers_dir, driver) >= (int) sizeof(path))
+                return false;
+        return access(path, F_OK) >= 0;
+}
+
+#define DRIVER_REGISTER_WAIT_MS 5000
+
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void unlockp(pthread_mutex_t **m) {
+        if (*m)
+                pthread_mutex_unlock(*m);
+}
+
+int drivers_load_at(const char *drivers_dir, const char *modules_dir, const char *driver) {
+        _cleanup_(unlockp) pthread_mutex_t *locked = NULL;
+        _cleanup_(kmod_unrefp) struct kmod_ctx *ctx = NULL;
+        _cleanup_(kmod_module_unrefp) struct kmod_module *mod = NULL;
+        int r;
+
+        if (!driver || !*driver || strchr(driver, '/'))
+                return log_error_errno(-EINVAL, "Driver '%s': not a driver name: %m", driver ?: "");
+        pthread_mutex_lock(&load_lock);
+        locked = &load_lock;
+        if (driver_registered(drivers_dir, driver))
+                return 0;
+
+        r = kmod_open(modules_dir, driver, &ctx);
+        if (r < 0)
+                return r;
+        r = lookup_first(ctx, modules_dir, driver, &mod);
+        if (r < 0)
+                return r;
+        if (!mod)
+                return log_error_errno(-ENOENT, "Driver %s: not registered (%s/%s), and no module of that name in %s: %m",
+                                       driver, drivers_dir, driver, modules_dir);
+        const char *name = kmod_module_get_name(mod);
+        bool builtin = kmod_module_get_initstate(mod) == KMOD_MODULE_BUILTIN;
+        if (!builtin) {
+                /* 0 also when it is in the kernel already or a concurrent
+                 * insert of it won (-EEXIST); a positive value is a
+                 * KMOD_PROBE_APPLY_BLACKLIST* flag, which is not asked. */
+                r = kmod_module_probe_insert_module(mod, 0, NULL, NULL, NULL, NULL);
+                if (r < 0)
+                        return log_error_errno(r, "Driver %s: loading module %s (%s) failed: %m", driver, name,
+                                               kmod_module_get_path(mod) ?: modules_dir);
+        }
+        for (unsigned ms = 0; !driver_registered(drivers_dir, driver); ms += 10) {
+                if (builtin || ms >= DRIVER_REGISTER_WAIT_MS)
+                        return log_error_errno(-ENXIO, "Driver %s: module %s is %s, but no PCI driver %s is registered (%s/%s): %m",
+                                               driver, name, builtin ? "built in" : "loaded", driver, drivers_dir, driver);
+                nanosleep(&(struct timespec) { .tv_nsec = 10 * 1000 * 1000 }, NULL);
+        }
+        log_info("Driver %s: loaded module %s", driver, name);
+        return 1;
+}
+
+/* /lib/modules/<uname -r> */
+static int running_modules_dir(const char *driver, char dir[static PATH_MAX]) {
+        struct utsname u;
+
+        if (uname(&u) < 0)
+                return log_error_errno(-errno, "Driver %s: uname() failed: %m", driver);
+        if (snprintf(dir, PATH_MAX, "/lib/modules/%s", u.release) >= PATH_MAX)
+                return log_error_errno(-ENAMETOOLONG, "Driver %s: /lib/modules/%s: %m", driver, u.release);
+        return 0;
+}
+
+int drivers_load(const char *driver) {
+        char dir[PATH_MAX];
+        int r;
+
+        r = running_modules_dir(driver, dir);
+        if (r < 0)
+                return r;
+        return drivers_load_at("/sys/bus/pci/drivers", dir, driver);
+}
+
+int drivers_load_vf_drivers(const PfRecord *pf, const char *drivers_dir, const char *modules_dir,
+                            const char **ret_driver) {
+        char dir[PATH_MAX];
+
+        for (size_t i = 0; i < pf->n_vfs; i++) {
+                const char *want = pf->vfs[i].driver;
+                bool seen = false;
+                int r;
+
+                if (!want)
+                        continue;
+                for (size_t k = 0; k < i && !seen; k++)
+                        seen = same_driver(pf->vfs[k].driver, want);
+                if (seen)
+                        continue;
+                r = modules_dir ? 0 : running_modules_dir(want, dir);
+                if (r >= 0)
+                        r = drivers_load_at(drivers_dir ?: "/sys/bus/pci/drivers", modules_dir ?: dir, want);
+                if (r < 0) {
+                        *ret_driver = want;
+                        return r;
+                }
+        }
+        return 0;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "drivers.h"
 #include "log.h"
 #include "macro.h"
 #include "restore.h"
@@ -22,8 +23,9 @@ uint64_t now_us(void) {
 
 typedef struct Worker {
         const PfRecord *want;
-        const PfRecord *now;    /* the PF as found at start, NULL if missing */
+        const PfRecord *now;    /* the PF as found at start, NULL if missing; &fresh once read again */
         ssize_t match;          /* its index in the start scan, or why none (luod_state_match_pfs()) */
+        PfRecord fresh;         /* the PF as read after its driver bound */
         const RestoreOptions *opt;
         PfRestore *result;
         pthread_t thread;
@@ -82,6 +84,14 @@ static void *worker_run(void *userdata) {
                 return NULL;
         }
         res->driver_us = now_us();
+        /* The scan at start may predate the PF's driver (its module loaded
+         * by udev since) and so its netdev, or a udev rename: read it again. */
+        r = sriov_pf_refresh(&res->bdf, want->netdev ? w->opt->driver_wait_usec : 0, &w->fresh);
+        if (r < 0) {
+                fail_pf(res, r, "reading it again after its driver bound");
+                return NULL;
+        }
+        w->now = &w->fresh;
 
         /* VFs appear unbound: a driver probe at VF creation would be thrown
          * away by the binds below (docs/testbed.md: 127 VFs take 0.5 s
@@ -112,7 +122,7 @@ static void *worker_run(void *userdata) {
          * carry no traffic, and some drivers refuse VF settings while the PF
          * is down.  Nothing in the new kernel brings it up otherwise. */
         if (want->netdev && w->now->netdev) {
-                r = sriov_pf_set_link_up(w->now->netdev, want->netdev_up);
+                r = sriov_pf_set_link_up(w->now->netdev, w->now->ifindex, want->netdev_up);
                 if (r < 0) {
                         fail_pf(res, r, "setting netdev %s %s", w->now->netdev, want->netdev_up ? "up" : "down");
                         return NULL;
@@ -128,13 +138,21 @@ static void *worker_run(void *userdata) {
                         fail_pf(res, -ENODEV, "VF %u has settings but the PF has no netdev", vf->index);
                         return NULL;
                 }
-                r = sriov_vf_apply_settings(w->now->netdev, vf);
+                r = sriov_vf_apply_settings(w->now->netdev, w->now->ifindex, vf);
                 if (r < 0) {
                         fail_pf(res, r, "applying VF %u settings through %s", vf->index, w->now->netdev);
                         return NULL;
                 }
         }
         res->settings_us = now_us();
+
+        /* Binding through driver_override loads no module. */
+        const char *vf_driver = NULL;
+        r = drivers_load_vf_drivers(want, NULL, NULL, &vf_driver);
+        if (r < 0) {
+                fail_pf(res, r, "loading VF driver %s", vf_driver ?: "?");
+                return NULL;
+        }
 
         /* sriov_drivers_autoprobe stays 0 until every VF is bound as
          * recorded: a VF's driver attach may run asynchronously (nvme
@@ -259,6 +277,7 @@ int restore_all(const LuodState *want, const RestoreOptions *opt, PfRestore **re
                 }
                 if (res[i].error != 0)
                         failed++;
+                pf_record_done(&workers[i].fresh);
         }
         *ret_pfs = res;
         return failed ? -EUCLEAN : 0;

@@ -41,11 +41,16 @@ typedef struct RestoreOptions {
 /* Restores every PF of want in parallel, one worker thread per PF: finds the
  * PF now by its stable identity, each record a device of its own
  * (luod_state_match_pfs(); BDF only as a hint), waits (bounded) for its
- * driver, writes sriov_drivers_autoprobe 0, sriov_numvfs (nothing when equal;
- * 0 first when another non-zero count is there), waits for every virtfnN,
- * applies the VF settings through the PF netdev over rtnetlink (admin MAC
- * before any VF driver binds), writes the recorded sriov_drivers_autoprobe,
- * binds each VF as recorded (driver_override + drivers_probe), then reads the
+ * driver, reads the PF again (sriov_pf_refresh(): its driver, netdev and
+ * ifindex as they are once the driver is bound, waiting for a recorded
+ * netdev to register), writes sriov_drivers_autoprobe 0, sriov_numvfs
+ * (nothing when equal; 0 first when another non-zero count is there), waits
+ * for every virtfnN, sets the PF netdev up or down as recorded (read back),
+ * applies the VF settings through the PF netdev (by
+ * ifindex) over rtnetlink (admin MAC before any VF driver binds), loads the
+ * module of each recorded VF driver not registered yet
+ * (drivers_load_vf_drivers()), binds each VF as recorded (driver_override +
+ * drivers_probe), writes the recorded sriov_drivers_autoprobe, then reads the
  * PF back and compares.  A PF that fails does not hold up the others.
  *
  * On return *ret_pfs holds want->n_pfs results (free with

@@ -321,25 +321,31 @@ static int netlink_open(struct nl_sock **ret) {
         return 0;
 }
 
-/* RTM_GETLINK for netdev; libnl asks for VF information (RTEXT_FILTER_VF). */
-static int pf_link_get(struct nl_sock *sk, const char *netdev, struct rtnl_link **ret) {
+/* RTM_GETLINK for the netdev with ifindex (> 0), else for the one named
+ * netdev; libnl asks for VF information (RTEXT_FILTER_VF).  An ifindex
+ * stays with its netdev when udev renames it, a name does not. */
+static int pf_link_get(struct nl_sock *sk, const char *netdev, int ifindex, struct rtnl_link **ret) {
         int r;
 
-        r = rtnl_link_get_kernel(sk, 0, netdev, ret);
-        if (r < 0)
+        r = rtnl_link_get_kernel(sk, ifindex > 0 ? ifindex : 0, ifindex > 0 ? NULL : netdev, ret);
+        if (r < 0) {
+                if (ifindex > 0)
+                        return log_error_errno(errno_from_nl(r), "PF netdev %s (ifindex %d): RTM_GETLINK failed: %m",
+                                               netdev ?: "?", ifindex);
                 return log_error_errno(errno_from_nl(r), "PF netdev %s: RTM_GETLINK failed: %m", netdev);
+        }
         return 0;
 }
 
 /* A new rtnetlink socket and the PF netdev's link read through it. */
-static int pf_link_open(const char *netdev, struct nl_sock **ret_sk, struct rtnl_link **ret_link) {
+static int pf_link_open(const char *netdev, int ifindex, struct nl_sock **ret_sk, struct rtnl_link **ret_link) {
         _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
         int r;
 
         r = netlink_open(&sk);
         if (r < 0)
                 return r;
-        r = pf_link_get(sk, netdev, ret_link);
+        r = pf_link_get(sk, netdev, ifindex, ret_link);
         if (r < 0)
                 return r;
         *ret_sk = TAKE_PTR(sk);
@@ -573,7 +579,7 @@ static int vf_field_send(struct nl_sock *sk, struct rtnl_link *pf, const char *n
         return 0;
 }
 
-int sriov_vf_apply_settings(const char *pf_netdev, const VfRecord *vf) {
+int sriov_vf_apply_settings(const char *pf_netdev, int pf_ifindex, const VfRecord *vf) {
         _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
         _cleanup_(rtnl_link_putp) struct rtnl_link *link = NULL;
         VfSettings have;
@@ -582,7 +588,7 @@ int sriov_vf_apply_settings(const char *pf_netdev, const VfRecord *vf) {
         if (!vf->settings.valid)
                 return log_error_errno(-EINVAL, "PF netdev %s VF %" PRIu32 ": no settings to apply: %m",
                                        pf_netdev, vf->index);
-        r = pf_link_open(pf_netdev, &sk, &link);
+        r = pf_link_open(pf_netdev, pf_ifindex, &sk, &link);
         if (r < 0)
                 return r;
         if (!vf_settings_read(link, vf->index, &have))
@@ -599,12 +605,12 @@ int sriov_vf_apply_settings(const char *pf_netdev, const VfRecord *vf) {
         return 0;
 }
 
-int sriov_pf_set_link_up(const char *pf_netdev, bool up) {
+int sriov_pf_set_link_up(const char *pf_netdev, int pf_ifindex, bool up) {
         _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
         _cleanup_(rtnl_link_putp) struct rtnl_link *link = NULL, *change = NULL, *after = NULL;
         int r;
 
-        r = pf_link_open(pf_netdev, &sk, &link);
+        r = pf_link_open(pf_netdev, pf_ifindex, &sk, &link);
         if (r < 0)
                 return r;
         if (!!(rtnl_link_get_flags(link) & IFF_UP) == up)
@@ -621,7 +627,7 @@ int sriov_pf_set_link_up(const char *pf_netdev, bool up) {
                 return log_error_errno(errno_from_nl(r), "PF netdev %s: RTM_NEWLINK setting it %s failed: %m",
                                        pf_netdev, up ? "up" : "down");
         /* Read back: a driver may refuse without an error (it logs only). */
-        r = pf_link_get(sk, pf_netdev, &after);
+        r = pf_link_get(sk, pf_netdev, pf_ifindex, &after);
         if (r < 0)
                 return r;
         if (!!(rtnl_link_get_flags(after) & IFF_UP) != up)
@@ -726,15 +732,14 @@ static int pf_scan_identity(const char *what, struct udev_device *d, PfRecord *p
         return 0;
 }
 
-/* pf->netdev: the first name under dir/net in sort order; netdev_up from
- * its flags. */
-static int pf_scan_netdev(const char *what, const char *dir, PfRecord *pf) {
+/* The first name under dir/net in sort order into first (empty if none). */
+static int netdev_first(const char *what, const char *dir, char first[static NAME_MAX + 1]) {
         _cleanup_(closedirp) DIR *d = NULL;
-        char path[PATH_MAX], flags_name[PATH_MAX], first[NAME_MAX + 1] = "";
+        char path[PATH_MAX];
         struct dirent *de;
-        uint32_t flags;
         int r;
 
+        *first = '\0';
         r = path_join(path, dir, "net");
         if (r < 0)
                 return log_error_errno(r, "%s: path %s/net too long: %m", what, dir);
@@ -746,20 +751,65 @@ static int pf_scan_netdev(const char *what, const char *dir, PfRecord *pf) {
         }
         for (errno = 0; (de = readdir(d)); errno = 0)
                 if (de->d_name[0] != '.' && (!*first || strcmp(de->d_name, first) < 0))
-                        snprintf(first, sizeof(first), "%s", de->d_name);
+                        snprintf(first, NAME_MAX + 1, "%s", de->d_name);
         if (errno != 0)
                 return log_error_errno(-errno, "%s: failed to read %s: %m", what, path);
-        if (!*first)
-                return 0;
+        return 0;
+}
 
-        snprintf(flags_name, sizeof(flags_name), "net/%s/flags", first);
-        r = read_u32(what, dir, flags_name, UINT32_MAX, &flags);
-        if (r < 0)
+/* Reads the number in dir/net/<netdev>/<name>; -ENOENT (not logged) when
+ * the netdev is gone or renamed since its name was read. */
+static int netdev_read_u32(const char *what, const char *dir, const char *netdev, const char *name,
+                           uint32_t *ret) {
+        _cleanup_free_ char *s = NULL;
+        char rel[PATH_MAX];
+        int r;
+
+        if (snprintf(rel, sizeof(rel), "net/%s/%s", netdev, name) >= (int) sizeof(rel))
+                return log_error_errno(-ENAMETOOLONG, "%s: path %s/net/%s/%s too long: %m", what, dir, netdev, name);
+        r = sysfs_read(dir, rel, &s);
+        if (r == -ENOENT)
                 return r;
+        if (r < 0)
+                return log_error_errno(r, "%s: failed to read %s/%s: %m", what, dir, rel);
+        if (parse_u32(s, ret) < 0)
+                return log_error_errno(-EBADMSG, "%s: %s/%s reads '%s', not a number: %m", what, dir, rel, s);
+        return 0;
+}
+
+/* pf->netdev: the first name under dir/net in sort order; netdev_up from
+ * its flags, ifindex from its ifindex.  A netdev renamed (udev) between
+ * reading its name and its files is read again, up to 10 times. */
+static int pf_scan_netdev(const char *what, const char *dir, PfRecord *pf) {
+        char first[NAME_MAX + 1];
+        uint32_t flags = 0, ifindex = 0;
+        int r;
+
+        for (unsigned attempt = 0;; attempt++) {
+                r = netdev_first(what, dir, first);
+                if (r < 0)
+                        return r;
+                if (!*first)
+                        return 0;
+                r = netdev_read_u32(what, dir, first, "flags", &flags);
+                if (r >= 0)
+                        r = netdev_read_u32(what, dir, first, "ifindex", &ifindex);
+                if (r >= 0)
+                        break;
+                if (r != -ENOENT)
+                        return r;
+                if (attempt >= 10)
+                        return log_error_errno(r, "%s: netdev %s under %s/net keeps vanishing: %m", what, first, dir);
+        }
+        if (ifindex == 0 || ifindex > INT_MAX)
+                return log_error_errno(-EBADMSG, "%s: %s/net/%s/ifindex reads %" PRIu32 ", not an interface index: %m",
+                                       what, dir, first, ifindex);
+        free(pf->netdev);
         pf->netdev = strdup(first);
         if (!pf->netdev)
                 return log_error_errno(-ENOMEM, "%s: failed to record netdev %s: %m", what, first);
         pf->netdev_up = flags & IFF_UP;
+        pf->ifindex = (int) ifindex;
         return 0;
 }
 
@@ -775,7 +825,7 @@ static int pf_scan_settings(struct nl_sock **sk, PfRecord *pf) {
                 if (r < 0)
                         return r;
         }
-        r = pf_link_get(*sk, pf->netdev, &link);
+        r = pf_link_get(*sk, pf->netdev, pf->ifindex, &link);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < pf->n_vfs; i++)
@@ -881,6 +931,36 @@ int sriov_pf_identity(const PciBdf *bdf, char **ret) {
         if (r < 0)
                 return r;
         *ret = pf.identity;
+        return 0;
+}
+
+int sriov_pf_refresh(const PciBdf *bdf, uint64_t netdev_wait_usec, PfRecord *ret) {
+        _cleanup_(udev_unrefp) struct udev *udev = NULL;
+        _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+        char dir[PCI_DIR_MAX], b[PCI_BDF_STRING_MAX], what[WHAT_MAX];
+        uint64_t deadline = deadline_after(netdev_wait_usec);
+        PfRecord pf = {};
+        int r;
+
+        pci_dir(bdf, dir);
+        snprintf(what, sizeof(what), "PF %s", pci_bdf_format(bdf, b));
+        udev = udev_new();
+        if (!udev)
+                return log_error_errno(-ENOMEM, "%s: failed to create a udev context: %m", what);
+        r = pf_scan(udev, dir, &sk, &pf);
+        /* A netdev PF's driver registers its netdev in its probe, which
+         * runs after the PCI core made the `driver` link. */
+        while (r >= 0 && !pf.netdev && netdev_wait_usec > 0 && now_usec() < deadline) {
+                poll_sleep();
+                r = pf_scan_netdev(what, dir, &pf);
+                if (r >= 0 && pf.netdev)
+                        r = pf_scan_settings(&sk, &pf);
+        }
+        if (r < 0) {
+                pf_record_done(&pf);
+                return r;
+        }
+        *ret = pf;
         return 0;
 }
 

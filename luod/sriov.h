@@ -50,8 +50,8 @@ const char *sriov_dsn_format(uint64_t dsn, char buf[static SRIOV_DSN_STRING_MAX]
  *   <subsystem vendor>:<subsystem device>", 4 lowercase hex digits each);
  *   driver (NULL if unbound); numvfs, totalvfs, drivers_autoprobe
  *   (sriov_numvfs, sriov_totalvfs, sriov_drivers_autoprobe); netdev (the
- *   first name under net/ in sort order, NULL if none) and netdev_up
- *   (IFF_UP in its `flags`).
+ *   first name under net/ in sort order, NULL if none), netdev_up (IFF_UP
+ *   in its `flags`) and ifindex (its `ifindex`).
  *   VF: index, bdf, driver, driver_override (NULL when the file reads
  *   "(null)" or is empty), iommu_group (-1 without an iommu_group link) and,
  *   for a PF with a netdev, settings from the VF's IFLA_VF_INFO in an
@@ -70,6 +70,22 @@ int sriov_scan(LuodState *state);
  * and config under /sys/bus/pci/devices/<bdf>.  Returns 0 or a negative
  * errno (logged, naming the PF). */
 int sriov_pf_identity(const PciBdf *bdf, char **ret);
+
+/* Scans the PF at bdf again, now, into *ret (all-zero before; free with
+ * pf_record_done()): every field sriov_scan() fills, read as it is at this
+ * moment.  For restore after sriov_pf_wait_driver(): a scan made before the
+ * PF's driver bound (its module loaded by udev later) has no driver and no
+ * netdev, and a netdev name read before udev renamed it is stale (the
+ * ifindex stays valid).  The PCI core makes the `driver` link before the
+ * driver's probe runs, and a NIC driver registers its netdev in that
+ * probe: with netdev_wait_usec > 0 and no netdev under net/ yet, polls
+ * every 10 ms for at most that long for one (then reads its VF settings);
+ * no netdev by then is no error (ret->netdev NULL).  Reads
+ * /sys/bus/pci/devices/<bdf>/{vendor,device,subsystem_*,config,driver,
+ * sriov_*,net/<netdev>/{flags,ifindex},virtfnN/...} and RTM_GETLINK of the
+ * netdev by ifindex.  Returns 0 or the negative errno of the failed read
+ * (logged, naming the PF and the file), -ENOMEM; *ret untouched then. */
+int sriov_pf_refresh(const PciBdf *bdf, uint64_t netdev_wait_usec, PfRecord *ret);
 
 /* Waits until the PF's directory /sys/bus/pci/devices/<pf> exists and its
  * `driver` link names a driver, checking every 10 ms for at most
@@ -98,7 +114,9 @@ int sriov_pf_set_numvfs(const PciBdf *pf, uint32_t n);
 int sriov_pf_wait_vfs(const PciBdf *pf, uint32_t n, uint64_t timeout_usec);
 
 /* Applies vf->settings (must be valid) to VF vf->index of the PF netdev
- * pf_netdev over rtnetlink (libnl-route-3): reads the VF's current settings
+ * with interface index pf_ifindex when > 0 (a udev rename does not change
+ * it), else of the one named pf_netdev (the name is also what errors say),
+ * over rtnetlink (libnl-route-3): reads the VF's current settings
  * with RTM_GETLINK and sends one RTM_NEWLINK per setting that differs, in
  * this order: IFLA_VF_MAC, IFLA_VF_VLAN or IFLA_VF_VLAN_LIST (vlan, qos,
  * vlan_proto together), IFLA_VF_RATE (min_tx_rate and max_tx_rate together,
@@ -108,21 +126,22 @@ int sriov_pf_wait_vfs(const PciBdf *pf, uint32_t n, uint64_t timeout_usec);
  * the VF's driver picks up when it binds.  Stops at the first setting the
  * kernel refuses.  Returns 0, or:
  *   -EINVAL   vf->settings is not valid (or the kernel refused a value);
- *   -ENODEV   no netdev pf_netdev;
+ *   -ENODEV   no such netdev;
  *   -ENOENT   pf_netdev does not report VF vf->index;
  *   -ENOMEM;
  *   the kernel's error for the refused setting, e.g. -EOPNOTSUPP (the
  *   driver cannot set it) or -EPROTONOSUPPORT (igb and 802.1ad). */
-int sriov_vf_apply_settings(const char *pf_netdev, const VfRecord *vf);
+int sriov_vf_apply_settings(const char *pf_netdev, int pf_ifindex, const VfRecord *vf);
 
-/* Sets the PF netdev pf_netdev administratively up (IFF_UP) or down over
+/* Sets the PF netdev pf_netdev (by interface index pf_ifindex when > 0: a
+ * udev rename does not change it) administratively up (IFF_UP) or down over
  * rtnetlink (RTM_GETLINK, then RTM_NEWLINK with the IFF_UP change when it
  * differs), then reads the flags back.  VFs of a down PF carry no traffic,
  * and some drivers refuse VF settings while the PF is down.  Returns 0 (also
  * when nothing needed changing), -EIO when the flag read back is not the one
  * set, or the negative errno of the rtnetlink request (-ENODEV: no such
  * netdev). */
-int sriov_pf_set_link_up(const char *pf_netdev, bool up);
+int sriov_pf_set_link_up(const char *pf_netdev, int pf_ifindex, bool up);
 
 /* Binds the VF to driver (NULL: leaves it unbound) through its
  * driver_override (never new_id): writes driver_override (the string, or

@@ -15,6 +15,7 @@ void pf_record_done(PfRecord *pf) {
         free(pf->identity);
         free(pf->driver);
         free(pf->netdev);
+        *pf = (PfRecord) {};
 }
 
 void luod_state_free(LuodState *s) {

@@ -55,6 +55,8 @@ typedef struct PfRecord {
         bool drivers_autoprobe; /* sriov_drivers_autoprobe */
         char *netdev;           /* PF netdev name, NULL if none */
         bool netdev_up;
+        int ifindex;            /* netdev's interface index in this boot, 0 if none or
+                                 * unknown; never preserved (it means nothing after a kexec) */
         VfRecord *vfs;          /* n_vfs records, ascending index */
         size_t n_vfs;
 } PfRecord;
@@ -102,6 +104,10 @@ typedef struct LuodState {
  * API / by hand with malloc'd strings and arrays. */
 void luod_state_free(LuodState *s);
 
+/* Frees what pf points to (its strings and VFs, not pf itself) and resets
+ * *pf to all-zero. */
+void pf_record_done(PfRecord *pf);
+
 /* For a LuodState on the stack: _cleanup_luod_state_ LuodState s = {}; */
 #define _cleanup_luod_state_ _cleanup_(luod_state_free)
 
@@ -122,9 +128,6 @@ int luod_state_add_assignment(LuodState *s, const char *consumer, const char *gu
 int luod_state_remove_assignment(LuodState *s, const char *guest, const char *pf_identity, uint32_t vf_index);
 
 void vf_assignment_done(VfAssignment *a);
-
-/* Frees what pf points to (its strings and VF records), not pf itself. */
-void pf_record_done(PfRecord *pf);
 
 /* Looks for two PFs of s with the same identity (compared as strings; PFs
  * without one are skipped).  Returns true and the indexes (*ret_a < *ret_b)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "drivers.h"
@@ -75,6 +76,96 @@ static void test_release(void) {
         CHECK(kernel_image_release("/nonexistent", rel, sizeof(rel)) == -ENOENT);
 }
 
+/* Adds a loadable module NAME.ko (an object with only a .modinfo section,
+ * as much as depmod reads) to root/lib/modules/REL and runs depmod again.
+ * Never inserted: the tests below stop before any insert. */
+static int add_ko(const char *rel, const char *file, const char *modname, const char *alias) {
+        char src[600], cmd[2000];
+        FILE *f;
+
+        snprintf(src, sizeof(src), "%s/ko.c", root);
+        f = fopen(src, "we");
+        if (!f)
+                return -1;
+        fprintf(f, "static const char modinfo[] __attribute__((used, section(\".modinfo\"), aligned(1))) =\n"
+                   "        \"license=GPL\\0name=%s\\0alias=%s\\0depends=\";\n", modname, alias);
+        fclose(f);
+        snprintf(cmd, sizeof(cmd), "mkdir -p '%s/lib/modules/%s/kernel/drivers/test' && "
+                 "cc -c -o '%s/lib/modules/%s/kernel/drivers/test/%s.ko' '%s' && depmod -b '%s' '%s' 2>/dev/null",
+                 root, rel, root, rel, file, src, root, rel);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+/* drivers_lookup_module() against indexes depmod made (a loadable
+ * vfio-pci.ko, a built-in igb); drivers_load_at() and
+ * drivers_load_vf_drivers() only against indexes without a loadable module,
+ * so that nothing can be inserted into this machine's kernel: the driver
+ * registered already (a directory in a drivers dir made here), built in
+ * but not registered, or missing. */
+static void test_load(void) {
+        char moddir[600], builtin[600], drvdir[600], absent[600], path[700];
+        _cleanup_free_ char *mod = NULL;
+        const char *bad = NULL;
+
+        if (system("command -v cc >/dev/null") != 0) {
+                printf("# skip test_load: no cc to make a module file\n");
+                return;
+        }
+        CHECK(mkmods("9.9.9-load", "igb", "pci:v00008086d000010C9sv*sd*bc*sc*i*", NULL) == 0);
+        CHECK(add_ko("9.9.9-load", "vfio-pci", "vfio_pci", "vfio_pci:v*d*sv*sd*bc*sc*i*") == 0);
+        CHECK(mkmods("9.9.9-builtin", "igb", "pci:v00008086d000010C9sv*sd*bc*sc*i*", NULL) == 0);
+        snprintf(moddir, sizeof(moddir), "%s/lib/modules/9.9.9-load", root);
+        snprintf(builtin, sizeof(builtin), "%s/lib/modules/9.9.9-builtin", root);
+        snprintf(absent, sizeof(absent), "%s/lib/modules/9.9.9-absent", root);
+        snprintf(drvdir, sizeof(drvdir), "%s/drivers", root);
+        snprintf(path, sizeof(path), "%s/vfio-pci", drvdir);
+        CHECK(mkdir(drvdir, 0755) == 0);
+
+        /* The driver name as module name, '-' as '_': a loadable module. */
+        CHECK(drivers_lookup_module(moddir, "vfio-pci", &mod) == 1);
+        CHECK(mod && strcmp(mod, "vfio_pci") == 0);
+        free(mod);
+        mod = NULL;
+        CHECK(drivers_lookup_module(moddir, "vfio_pci", &mod) == 1);
+        free(mod);
+        mod = NULL;
+        /* Built in (modules.builtin). */
+        CHECK(drivers_lookup_module(moddir, "igb", &mod) == 0);
+        CHECK(mod && strcmp(mod, "igb") == 0);
+        free(mod);
+        mod = NULL;
+        CHECK(drivers_lookup_module(moddir, "nosuchdrv", &mod) == -ENOENT);
+        CHECK(!mod);
+        CHECK(drivers_lookup_module(absent, "vfio-pci", &mod) < 0);
+        CHECK(!mod);
+
+        /* Registered already: nothing to load, no index needed. */
+        CHECK(mkdir(path, 0755) == 0);
+        CHECK(drivers_load_at(drvdir, absent, "vfio-pci") == 0);
+        /* Built in but no such PCI driver registered: ENXIO, not a load. */
+        CHECK(drivers_load_at(drvdir, builtin, "igb") == -ENXIO);
+        /* Neither registered nor a module. */
+        CHECK(drivers_load_at(drvdir, builtin, "vfio_pci") == -ENOENT);
+        CHECK(drivers_load_at(drvdir, absent, "nosuchdrv") < 0);
+        CHECK(drivers_load_at(drvdir, builtin, "../vfio-pci") == -EINVAL);
+        CHECK(drivers_load_at(drvdir, builtin, "") == -EINVAL);
+
+        /* Each distinct VF driver once ('-' and '_' alike), unbound VFs
+         * skipped; the first failing one named. */
+        VfRecord vfs[4] = { { .index = 0, .driver = (char *) "vfio-pci" },
+                            { .index = 1, .driver = (char *) "vfio_pci" },
+                            { .index = 2 },
+                            { .index = 3, .driver = (char *) "nosuchdrv" } };
+        PfRecord pf = { .vfs = vfs, .n_vfs = 4 };
+        CHECK(drivers_load_vf_drivers(&pf, drvdir, builtin, &bad) == -ENOENT);
+        CHECK(bad == vfs[3].driver);
+        pf.n_vfs = 3;
+        bad = NULL;
+        CHECK(drivers_load_vf_drivers(&pf, drvdir, builtin, &bad) == 0);
+        CHECK(!bad);
+        CHECK(rmdir(path) == 0);
+}
+
 int main(void) {
         char alias[256], glob[300], modroot[600], bdfs[300] = "";
         _cleanup_free_ char *missing = NULL;
@@ -85,6 +176,8 @@ int main(void) {
         if (!mkdtemp(root))
                 return 1;
         test_release();
+        if (system("command -v depmod >/dev/null") == 0)
+                test_load();
 
         /* A real PCI device of this machine and its modalias. */
         d = opendir("/sys/bus/pci/devices");

@@ -324,7 +324,7 @@ static int cmd_set_vf(char **args) {
         for (char **a = args + 2; *a; a++)
                 if (set_setting(&vf.settings, *a) < 0)
                         return log_error_errno(-EINVAL, "'%s' is not a VF setting (KEY=VALUE): %m", *a);
-        return sriov_vf_apply_settings(netdev, &vf);
+        return sriov_vf_apply_settings(netdev, 0, &vf);
 }
 
 static int cmd_bind(char **args) {

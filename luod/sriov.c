@@ -434,8 +434,14 @@ static const char *const vf_field_names[_VF_FIELD_MAX] = {
  * for nothing. */
 static bool vf_field_differs(VfField f, const VfSettings *want, const VfSettings *have) {
         switch (f) {
-        case VF_FIELD_MAC:
-                return memcmp(want->mac, have->mac, sizeof(want->mac)) != 0;
+        case VF_FIELD_MAC: {
+                /* An all-zero MAC is no administrative MAC: the VF's driver
+                 * picks its own (igb a random one at each VF reset), which
+                 * restore cannot reproduce nor needs to. */
+                static const uint8_t zero[6] = {};
+                return memcmp(want->mac, zero, sizeof(zero)) != 0 &&
+                       memcmp(want->mac, have->mac, sizeof(want->mac)) != 0;
+        }
         case VF_FIELD_VLAN:
                 return want->vlan != have->vlan || want->qos != have->qos ||
                        want->vlan_proto != have->vlan_proto;

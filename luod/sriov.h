@@ -167,7 +167,7 @@ int sriov_vf_clear_override(const PciBdf *vf);
  * its admin state (netdev_up) and, for every VF of
  * want, by index: that have lists it, its driver, driver_override and, when
  * want's settings are valid, every setting (tri-states only when want's is
- * not -1).  BDFs and IOMMU group numbers are not compared: they may change
+ * not -1, the MAC only when want's is not all-zero: no administrative MAC).  BDFs and IOMMU group numbers are not compared: they may change
  * across a kexec.  Returns 0 when equal (*ret_diff = NULL), -EUCLEAN when
  * not, with *ret_diff a malloc'd text of one line per difference, e.g.
  * "PF 0000:01:00.0 VF 1: mac: want 02:11:22:33:44:55, have

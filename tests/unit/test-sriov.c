@@ -220,6 +220,12 @@ static void test_compare(void) {
         h->vfs[1].settings = want.pfs->vfs[1].settings;
         CHECK(sriov_pf_compare(want.pfs, h, NULL) == 0);
 
+        /* No administrative MAC recorded (all zero): whatever MAC the VF's
+         * driver picked is no difference. */
+        memset(want.pfs->vfs[0].settings.mac, 0, 6);
+        h->vfs[0].settings.mac[0] = 0xae;
+        CHECK(sriov_pf_compare(want.pfs, h, NULL) == 0);
+
         /* The PF itself: its admin state, its netdev, its driver; not the
          * netdev's name (udev may rename it). */
         want.pfs->netdev_up = true;

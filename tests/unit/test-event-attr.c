@@ -85,7 +85,7 @@ static const char *pf_of(EventAttr *a, const char *subsystem, const char *devpat
 
 #define CHECK_PF(a, subsystem, devpath, sysname, want)                                          \
         do {                                                                                    \
-                const char *_got = pf_of(a, subsystem, devpath, sysname);                       \
+                const char *_got = pf_of(a, subsystem, devpath, sysname) ?: "(none)";          \
                 if (strcmp(_got, want) != 0)                                                    \
                         fprintf(stderr, "%s %s: %s, want %s\n", subsystem, devpath, _got, want);       \
                 CHECK(strcmp(_got, want) == 0);                                                 \

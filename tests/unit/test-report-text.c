@@ -37,7 +37,7 @@ static char *slurp(const char *path) {
 #define CHECK_LINE(out, line)                                                           \
         do {                                                                            \
                 if (!strstr(out, line "\n"))                                            \
-                        fprintf(stderr, "no line \"%s\" in:\n%s", line, out);          \
+                        fprintf(stderr, "no line \"%s\" in:\n%s", line, (out) ?: "(null)"); \
                 CHECK(strstr(out, line "\n"));                                          \
         } while (0)
 

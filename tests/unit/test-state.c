@@ -537,7 +537,8 @@ static void test_duplicate_identity(void) {
         _cleanup_free_ char *edited = NULL;
         const char *nl = memchr(buf, '\n', size);
         CHECK(nl);
-        o = json_tokener_parse(nl + 1);
+        _cleanup_free_ char *body = strndup(nl + 1, size - (size_t) (nl + 1 - buf));
+        o = json_tokener_parse(body);
         CHECK(o);
         json_object *pfs = json_object_object_get(o, "pfs");
         json_object_object_add(json_object_array_get_idx(pfs, 1), "identity",

@@ -15,7 +15,6 @@ IGB_NETDEV=lan0
 # kmod's tools by full path: busybox sh runs its own applets first.
 MODINFO=/usr/sbin/modinfo MODPROBE=/usr/sbin/modprobe LSMOD=/usr/sbin/lsmod
 
-pf_of_kind() { for pf in $(tb_pfs); do [ "$(tb_pf_kind "$pf")" = "$1" ] && echo "$pf"; done; }
 drv_of() { basename "$(readlink "/sys/bus/pci/devices/$1/driver" 2>/dev/null)" 2>/dev/null; }
 # The inventory without what a kexec may change.
 inventory() { tb-inventory flat | grep -v '\.iommu_group=' | sort; }
@@ -53,7 +52,7 @@ stage1() {
 	fi
 	tb_check "systemd-udevd runs" start_udev
 	tb_check "udev coldplug loads igb and nvme by modalias" coldplug_loads_pf_drivers
-	nvme=$(pf_of_kind nvme) igb=$(pf_of_kind igb)
+	nvme=$(tb_pfs_of_kind nvme) igb=$(tb_pfs_of_kind igb)
 	tb_check "$nvme on nvme, $igb on igb with netdev $IGB_NETDEV (renamed by udev)" \
 		sh -c "[ '$(drv_of "$nvme")' = nvme ] && [ '$(drv_of "$igb")' = igb ] && [ -e /sys/bus/pci/devices/$igb/net/$IGB_NETDEV ]"
 	tb_check "modprobe vfio-pci" "$MODPROBE" vfio-pci
@@ -98,7 +97,7 @@ stage1() {
 }
 
 stage2() {
-	nvme=$(pf_of_kind nvme) igb=$(pf_of_kind igb)
+	nvme=$(tb_pfs_of_kind nvme) igb=$(tb_pfs_of_kind igb)
 	tb_check "booted with luod.update_id" grep -q 'luod.update_id=' /proc/cmdline
 	tb_check "nothing loaded igb, nvme or vfio-pci; the PFs have no driver" no_pf_driver_yet
 	tb_check "systemd-udevd runs, no coldplug yet" start_udev

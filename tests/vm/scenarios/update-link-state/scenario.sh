@@ -44,10 +44,15 @@ stage2() {
 	igb=$(tb_pfs_of_kind igb)
 	check_restore
 	dev=$(tb_pf_netdev "$igb")
+	# So that stage 3 tests the restore of an up PF again whatever went
+	# wrong here (every failed check above still fails the run).
 	if ! tb_netdev_is_up "$dev"; then
-		# So that stage 3 tests the restore of an up PF again.
 		tb_log "$dev is down after the restore: setting it up for the second update"
 		"$IP" link set "$dev" up
+	fi
+	if [ "$(tb_luod_state)" != restored ]; then
+		tb_log "luod did not restore: luoctl discard, so that the second update is not refused"
+		luoctl discard
 	fi
 	tb_save_inventory
 	tb_carry_initrd

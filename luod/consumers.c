@@ -24,6 +24,7 @@
 extern uint64_t luod_start_tsc, luod_start_boottime_us;
 #include "sriov.h"
 #include "tsc.h"
+#include "time-util.h"
 
 #define CONSUMER_NAME_MAX 64
 #define GUEST_NAME_MAX 256
@@ -763,12 +764,6 @@ int property_get_guests(sd_bus *bus, const char *path, const char *interface, co
         return append_guests(userdata, reply);
 }
 
-static uint64_t mono_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
 
 /* Released when every copy of the write end is closed (POLLHUP); bytes a
  * holder writes into it are read and ignored. */
@@ -805,59 +800,6 @@ int inhibitors_check_block(Manager *m, char **ret_why) {
                                 return -ENOMEM;
                         return -EBUSY;
                 }
-        return 0;
-}
-
-int inhibitors_prepare(Manager *m, LuodState *s) {
-        uint64_t start = mono_usec(), deadline = start + m->max_delay_usec;
-        size_t n = m->n_inhibitors;
-        bool *done = calloc(n ? n : 1, sizeof(bool));
-        char name[128];
-        int r;
-
-        if (!done)
-                return -ENOMEM;
-        (void) luod_state_add_timestamp(s, "prepare-start", tsc_read(), realtime_ns());
-        r = sd_bus_emit_signal(m->bus, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "PrepareForUpdate", "st",
-                               s->update_id, m->max_delay_usec);
-        if (r < 0)
-                log_warning_errno(r, "Cannot send PrepareForUpdate: %m");
-        (void) sd_bus_flush(m->bus);
-
-        for (;;) {
-                size_t waiting = 0;
-
-                for (size_t i = 0; i < n; i++) {
-                        if (done[i] || m->inhibitors[i].block)
-                                continue;
-                        if (inhibitor_released(&m->inhibitors[i])) {
-                                done[i] = true;
-                                snprintf(name, sizeof(name), "delay-released:%s", m->inhibitors[i].consumer);
-                                (void) luod_state_add_timestamp(s, name, tsc_read(), realtime_ns());
-                                log_info("Delay inhibitor of %s (%s) released after %.1f ms",
-                                         m->inhibitors[i].consumer, m->inhibitors[i].why,
-                                         (double) (mono_usec() - start) / 1000.0);
-                        } else
-                                waiting++;
-                }
-                if (waiting == 0)
-                        break;
-                if (mono_usec() >= deadline) {
-                        for (size_t i = 0; i < n; i++) {
-                                if (done[i] || m->inhibitors[i].block)
-                                        continue;
-                                snprintf(name, sizeof(name), "delay-timeout:%s", m->inhibitors[i].consumer);
-                                (void) luod_state_add_timestamp(s, name, tsc_read(), realtime_ns());
-                                log_warning("Delay inhibitor of %s (%s) still held after the maximum %.1f s; going on",
-                                            m->inhibitors[i].consumer, m->inhibitors[i].why,
-                                            (double) m->max_delay_usec / 1e6);
-                        }
-                        break;
-                }
-                struct timespec t = { .tv_nsec = 5 * 1000 * 1000 };
-                nanosleep(&t, NULL);
-        }
-        free(done);
         return 0;
 }
 

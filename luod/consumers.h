@@ -59,12 +59,6 @@ void consumers_done(Manager *m);
  * inhibitor is held, returns -EBUSY with *ret_why = "consumer: why". */
 int inhibitors_check_block(Manager *m, char **ret_why);
 
-/* Emits PrepareForUpdate(update_id, max_delay_usec) and waits until every
- * delay inhibitor's fd is closed or max_delay_usec passes, stamping s with
- * "prepare-start" and, per delay inhibitor, "delay-released:CONSUMER" or
- * "delay-timeout:CONSUMER" (TSC).  Blocks luod's event loop meanwhile.
- * Returns 0. */
-int inhibitors_prepare(Manager *m, LuodState *s);
 
 /* Adds "guests" to m->report: per (consumer, guest) of s's assignments,
  * its VF count, result "ok" when every PF holding its VFs was restored,

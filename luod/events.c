@@ -25,6 +25,7 @@
 #include "manager.h"
 #include "pci-util.h"
 #include "sriov.h"
+#include "time-util.h"
 
 #define EVENTS_RCVBUF (128 * 1024 * 1024)
 #define EVENTS_DRAIN_MAX 1024   /* events read per turn of the event loop */
@@ -190,7 +191,7 @@ static void *holder_run(void *userdata) {
                                 continue;
                         }
                         e->raw = n;
-                        e->raw[e->n_raw++] = (Raw) { .device = d, .received_us = now_us() };
+                        e->raw[e->n_raw++] = (Raw) { .device = d, .received_us = now_usec() };
                         continue;
                 }
                 if (p[1].revents & POLLIN)
@@ -337,7 +338,7 @@ static int read_event(struct udev_device *d, DevEvent *ret) {
                 .action = strdup(udev_device_get_action(d) ?: ""),
                 .subsystem = strdup(udev_device_get_subsystem(d) ?: ""),
                 .devpath = strdup(udev_device_get_devpath(d) ?: ""),
-                .received_us = now_us(),
+                .received_us = now_usec(),
         };
         udev_list_entry_foreach(l, udev_device_get_properties_list_entry(d))
                 n++;
@@ -409,7 +410,7 @@ static int drain(Events *e, unsigned max) {
                         /* EAGAIN, or a message libudev dropped (not ours). */
                         return (int) got;
                 }
-                (void) take(e, d, now_us());
+                (void) take(e, d, now_usec());
         }
 }
 
@@ -480,7 +481,7 @@ static int send_to(Manager *m, const char *consumer, const char *sender, const D
         }
         s->upto = ev->order;
         if (ev->held_us)
-                s->replayed_us = now_us();
+                s->replayed_us = now_usec();
         return 1;
 }
 
@@ -513,7 +514,7 @@ static void flush(Manager *m) {
                  * (what came before it and while udevd finished the
                  * restore's events). */
                 if (!e->released || ev->received_us < e->attach_us) {
-                        ev->held_us = now_us() - ev->received_us;
+                        ev->held_us = now_usec() - ev->received_us;
                         e->held++;
                 }
                 if (ev->seqnum && ev->seqnum <= e->last_seqnum) {
@@ -587,7 +588,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 oldest = e->pending[i].received_us < oldest ? e->pending[i].received_us : oldest;
         /* Held events count from the end of the restore. */
         oldest = MAX(oldest, e->attach_us);
-        if (udev_busy(e) && now_us() - oldest < EVENTS_MAX_WAIT_USEC) {
+        if (udev_busy(e) && now_usec() - oldest < EVENTS_MAX_WAIT_USEC) {
                 arm_timer(m, EVENTS_REORDER_USEC / 2);
                 return 0;
         }
@@ -646,7 +647,7 @@ int events_attach(Manager *m, const PfRestore *pfs, size_t n_pfs, bool replay) {
                 if (pfs[i].identity && pfs[i].error == 0 && replay)
                         (void) replay_uevents(e, &pfs[i]);
         stop_holder(e);
-        e->attach_us = now_us();
+        e->attach_us = now_usec();
         e->attached = true;
         for (size_t i = 0; i < e->n_raw; i++)
                 (void) take(e, e->raw[i].device, e->raw[i].received_us);

@@ -22,6 +22,7 @@
 #include "config.h"
 #include "macro.h"
 #include "report-text.h"
+#include "time-util.h"
 
 #define EXIT_USAGE 2
 #define EXIT_NOT_CONFIRMED 3
@@ -244,12 +245,6 @@ static int read_proc_cmdline(char *buf, size_t size) {
         return r;
 }
 
-static uint64_t now_us(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
 
 #define UPDATE_CALL_TIMEOUT_USEC (UINT64_C(30) * 60 * 1000 * 1000)
 
@@ -280,7 +275,7 @@ static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error
                 if (r >= 0 && strcmp(name, "Phase") == 0) {
                         r = sd_bus_message_read(m, "v", "s", &value);
                         if (r >= 0 && *value)
-                                printf("[%6" PRIu64 " ms] %s\n", (now_us() - c->start_us) / 1000, value);
+                                printf("[%6" PRIu64 " ms] %s\n", (now_usec() - c->start_us) / 1000, value);
                         fflush(stdout);
                 } else if (r >= 0)
                         r = sd_bus_message_skip(m, "v");
@@ -332,7 +327,7 @@ static int verb_update(const char *kernel, const char *initrd, const char *appen
         /* Preflight, snapshot, persist and the kexec load run before the
          * reply; kexec -e right after it.  Meanwhile luod signals each step
          * (property Phase), printed as it comes. */
-        UpdateCall call = { .start_us = now_us() };
+        UpdateCall call = { .start_us = now_usec() };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call_msg = NULL;
         r = sd_bus_match_signal(bus, NULL, NULL, LUOD_OBJECT_PATH, "org.freedesktop.DBus.Properties",
                                 "PropertiesChanged", on_properties_changed, &call);

@@ -16,16 +16,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/signalfd.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
 #include "config.h"
 #include "consumers.h"
+#include "errors.h"
 #include "events.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
+#include "update.h"
 #include "tsc.h"
 
 uint64_t luod_start_tsc, luod_start_boottime_us;
@@ -41,6 +44,7 @@ static unsigned arg_event_buffer = EVENTS_BUFFER_DEFAULT;
 static bool arg_replay_uevents;
 static bool arg_events = true;
 static int bus_open(Manager *m) {
+        (void) luod_errors_register();
         int r;
 
         if (arg_bus_address) {
@@ -182,6 +186,20 @@ static int parse_argv(int argc, char *argv[]) {
         return 1;
 }
 
+/* SIGTERM, SIGINT (systemctl stop luod): an update in progress or loaded
+ * is abandoned before luod exits, so it never goes on to kexec -e.  A
+ * kexec already handed to systemctl kexec is not touched: that stop is the
+ * kexec's own. */
+static int on_stop_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+        char why[64];
+
+        snprintf(why, sizeof(why), "luod stopped (%s)", si->ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+        if (update_abandon(m, why) > 0)
+                (void) sd_bus_flush(m->bus);
+        return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
 int main(int argc, char *argv[]) {
         struct timespec boot;
         Manager m = { .luo_out_fd = -EBADF, .luo_in_fd = -EBADF };
@@ -238,8 +256,10 @@ int main(int argc, char *argv[]) {
                 log_error_errno(r, "Failed to allocate event loop: %m");
                 goto finish;
         }
-        (void) sd_event_add_signal(m.event, NULL, SIGTERM, NULL, NULL);
-        (void) sd_event_add_signal(m.event, NULL, SIGINT, NULL, NULL);
+        /* Before the bus: a stop abandons an update first (unloaded, its
+         * state removed, consumers told), then the loop ends. */
+        (void) sd_event_add_signal(m.event, NULL, SIGTERM, on_stop_signal, &m);
+        (void) sd_event_add_signal(m.event, NULL, SIGINT, on_stop_signal, &m);
 
         r = bus_open(&m);
         if (r < 0)
@@ -262,6 +282,9 @@ int main(int argc, char *argv[]) {
                 r = -ECONNRESET;
         }
         (void) sd_notify(0, "STOPPING=1");
+        /* The bus went away or the loop failed mid-update: nothing of the
+         * update may stay loaded or persisted. */
+        (void) update_abandon(&m, "luod is exiting");
 
 finish:
         sd_bus_flush_close_unref(m.bus);

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "consumers.h"
 #include "drivers.h"
+#include "errors.h"
 #include "events.h"
 #include "fs-util.h"
 #include "io-util.h"
@@ -24,10 +25,13 @@
 #include "manager.h"
 #include "preserve.h"
 #include "report.h"
+#include "record.h"
 #include "restore.h"
 #include "sriov.h"
 #include "state.h"
 #include "tsc.h"
+#include "update.h"
+#include "time-util.h"
 
 /* Read at the top of main(): when luod started in this kernel. */
 extern uint64_t luod_start_tsc, luod_start_boottime_us;
@@ -56,11 +60,7 @@ static inline void json_object_putp(json_object **o) {
         json_object_put(*o);
 }
 
-static int stamp(LuodState *s, const char *name) {
-        return luod_state_add_timestamp(s, name, tsc_read(), realtime_ns());
-}
-
-static int set_string(char **p, const char *v) {
+int manager_set_string(char **p, const char *v) {
         char *c = strdup(v ?: "");
 
         if (!c)
@@ -70,66 +70,22 @@ static int set_string(char **p, const char *v) {
         return 0;
 }
 
-static void set_state(Manager *m, const char *state, const char *error) {
-        (void) set_string(&m->state, state);
+void manager_set_state(Manager *m, const char *state, const char *error) {
+        (void) manager_set_string(&m->state, state);
         if (error)
-                (void) set_string(&m->last_error, error);
+                (void) manager_set_string(&m->last_error, error);
         if (m->bus)
                 (void) sd_bus_emit_properties_changed(m->bus, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE,
                                                       "State", "LastError", "UpdateId", NULL);
 }
 
 /* The step Update is in, for live progress (property Phase). */
-static void set_phase(Manager *m, const char *phase) {
-        (void) set_string(&m->phase, phase);
+void manager_set_phase(Manager *m, const char *phase) {
+        (void) manager_set_string(&m->phase, phase);
         if (m->bus) {
                 (void) sd_bus_emit_properties_changed(m->bus, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "Phase", NULL);
                 (void) sd_bus_flush(m->bus);
         }
-}
-
-static void phase_resetp(Manager **m) {
-        if (*m)
-                set_phase(*m, "");
-}
-
-/* update_id, kernel release, boot id and TSC rate of this kernel. */
-static int state_fill_header(LuodState *s) {
-        struct utsname u;
-        int r;
-
-        r = read_line("/proc/sys/kernel/random/uuid", s->update_id, sizeof(s->update_id));
-        if (r >= 0)
-                r = read_line("/proc/sys/kernel/random/boot_id", s->old_boot_id, sizeof(s->old_boot_id));
-        if (r < 0)
-                return log_error_errno(r, "Failed to read a UUID from /proc/sys/kernel/random: %m");
-        if (uname(&u) < 0)
-                return -errno;
-        s->old_kernel_release = strdup(u.release);
-        if (!s->old_kernel_release)
-                return -ENOMEM;
-        s->tsc_khz = tsc_calibrate_khz(20000);
-        return 0;
-}
-
-static int state_buffer(const LuodState *s, char **ret, size_t *ret_size) {
-        int r = luod_state_serialize(s, ret, ret_size);
-        if (r < 0)
-                return log_error_errno(r, "Failed to serialize the state of update %s: %m", s->update_id);
-        return 0;
-}
-
-static const char *lockdown_mode(char *buf, size_t size) {
-        char *a, *b;
-
-        if (read_line("/sys/kernel/security/lockdown", buf, size) < 0)
-                return "unknown";
-        a = strchr(buf, '[');
-        b = a ? strchr(a, ']') : NULL;
-        if (!a || !b)
-                return "unknown";
-        *b = '\0';
-        return a + 1;
 }
 
 int backends_from_string(const char *s, unsigned *ret) {
@@ -155,373 +111,13 @@ int backends_from_string(const char *s, unsigned *ret) {
         return 0;
 }
 
-/* "luo" when /dev/liveupdate can be opened now; else why not is logged. */
-static bool luo_available(void) {
-        int fd = open("/dev/liveupdate", O_RDWR | O_CLOEXEC);
-
-        if (fd >= 0) {
-                close(fd);
-                return true;
-        }
-        if (errno == EBUSY)
-                log_info("/dev/liveupdate is held by another owner (EBUSY), e.g. systemd >= 261; "
-                         "falling through to the next backend");
-        else if (errno != ENOENT)
-                log_warning_errno(-errno, "Cannot open /dev/liveupdate, falling through: %m");
-        return false;
-}
-
-static json_object *plan_build(const LuodState *s, const char *kernel, const char *initrd,
-                               const char *cmdline, const char *backend, const char *lockdown) {
-        json_object *o = json_object_new_object(), *pfs = json_object_new_array();
-        char bdf[PCI_BDF_STRING_MAX];
-
-        json_object_object_add(o, "update_id", json_object_new_string(s->update_id));
-        json_object_object_add(o, "kernel", json_object_new_string(kernel));
-        json_object_object_add(o, "initrd", *initrd ? json_object_new_string(initrd) : NULL);
-        json_object_object_add(o, "cmdline", json_object_new_string(cmdline));
-        json_object_object_add(o, "backend", json_object_new_string(backend));
-        json_object_object_add(o, "lockdown", json_object_new_string(lockdown));
-        /* Measured (bench/kexec-settle, docs/testbed.md): disabling SR-IOV
-         * first costs ~1 s per PF, serialized by the kernel even from one
-         * writer per PF; left enabled, a kernel with the series settles all
-         * PFs once at kexec, and one without it pays the same 1 s per PF at
-         * the next boot.  Leaving them is never dearer. */
-        json_object_object_add(o, "sriov_at_kexec", json_object_new_string("left enabled"));
-        for (size_t i = 0; i < s->n_pfs; i++) {
-                const PfRecord *pf = &s->pfs[i];
-                json_object *p = json_object_new_object();
-                size_t bound = 0;
-
-                for (size_t j = 0; j < pf->n_vfs; j++)
-                        bound += pf->vfs[j].driver != NULL;
-                json_object_object_add(p, "bdf", json_object_new_string(pci_bdf_format(&pf->bdf, bdf)));
-                json_object_object_add(p, "identity", json_object_new_string(pf->identity ?: ""));
-                json_object_object_add(p, "driver", pf->driver ? json_object_new_string(pf->driver) : NULL);
-                json_object_object_add(p, "numvfs", json_object_new_int64(pf->numvfs));
-                json_object_object_add(p, "totalvfs", json_object_new_int64(pf->totalvfs));
-                json_object_object_add(p, "bound_vfs", json_object_new_int64((int64_t) bound));
-                json_object_array_add(pfs, p);
-        }
-        json_object_object_add(o, "pfs", pfs);
-        return o;
-}
-
-static void pending_drop(Manager *m) {
-        if (m->luo_out_fd >= 0) {
-                close(m->luo_out_fd);   /* unpreserves the memfd */
-                m->luo_out_fd = -EBADF;
-        }
-        if (m->pending_backend && strcmp(m->pending_backend, "file") == 0)
-                (void) file_remove(m->state_dir);
-        if (m->pending_initrd)
-                (void) unlink(m->pending_initrd);
-        free(m->pending_initrd);
-        m->pending_initrd = NULL;
-        free(m->pending_backend);
-        m->pending_backend = NULL;
-        luod_state_free(&m->pending);
-}
-
-static int on_execute(sd_event_source *s, void *userdata) {
-        Manager *m = userdata;
-        char msg[256];
-        int r;
-
-        sd_event_source_unref(s);
-        (void) sd_bus_flush(m->bus);
-        log_info("Update %s: kexec%s", m->pending.update_id, m->pending_via_systemd ? " via systemctl" : " -e");
-        r = kexec_execute(m->pending_via_systemd);
-        if (r >= 0 && m->pending_via_systemd) {
-                set_state(m, "executing", NULL);
-                return 0;
-        }
-        /* kexec -e returned: still on the old kernel, VFs untouched. */
-        snprintf(msg, sizeof(msg), "kexec of update %s failed: %s; still on the old kernel, "
-                 "nothing changed", m->pending.update_id, strerror(r < 0 ? -r : EIO));
-        log_error("%s", msg);
-        (void) kexec_unload();
-        pending_drop(m);
-        set_state(m, "failed", msg);
-        return 0;
-}
-
-/* An update failed after it started changing things: State "failed",
- * LastError and the D-Bus error say why; still on this kernel. */
-static int update_failed(Manager *m, sd_bus_error *error, int r, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-static int update_failed(Manager *m, sd_bus_error *error, int r, const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        r = sd_bus_error_set_errnofv(error, -r, fmt, ap);
-        va_end(ap);
-        log_error("Update failed: %s", error->message);
-        set_state(m, "failed", error->message);
-        return r;
-}
-
-/* Preflight: path must be a readable regular file. */
-static int check_image(sd_bus_error *error, const char *what, const char *path) {
-        struct stat st;
-
-        if (stat(path, &st) < 0 || access(path, R_OK) < 0)
-                return sd_bus_error_set_errnof(error, errno, "%s %s: %m", what, path);
-        if (!S_ISREG(st.st_mode))
-                return sd_bus_error_set_errnof(error, EINVAL, "%s %s is not a regular file", what, path);
-        return 0;
-}
-
-/* Leaves out of the record the PFs with no driver and no VFs: nothing of
- * them needs restoring, and the format names every PF's driver.  A PF with
- * VFs and no driver stays, and fails the preflight by name. */
-static void record_drop_unused(LuodState *s) {
-        char bdf[PCI_BDF_STRING_MAX];
-        size_t k = 0;
-
-        for (size_t i = 0; i < s->n_pfs; i++) {
-                if (!s->pfs[i].driver && s->pfs[i].numvfs == 0) {
-                        log_info("PF %s (%s) has no driver and no VFs: not recorded",
-                                 pci_bdf_format(&s->pfs[i].bdf, bdf), s->pfs[i].identity ?: "?");
-                        pf_record_done(&s->pfs[i]);
-                        continue;
-                }
-                s->pfs[k++] = s->pfs[i];
-        }
-        s->n_pfs = k;
-}
-
-static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        _cleanup_luod_state_ LuodState s = {};
-        _cleanup_free_ char *buf = NULL, *cmdline = NULL, *kerror = NULL, *out = NULL;
-        const char *kernel, *initrd, *cmdline_arg, *backend;
-        char proc_cmdline[4096], lockbuf[128];
-        size_t size;
-        uint64_t flags;
-        int r;
-
-        r = sd_bus_message_read(msg, "ssst", &kernel, &initrd, &cmdline_arg, &flags);
-        if (r < 0)
-                return r;
-        if (flags & ~UPDATE_FLAGS_ALL)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Unknown flags 0x%" PRIx64,
-                                         flags & ~UPDATE_FLAGS_ALL);
-        if (!*kernel || kernel[0] != '/')
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                         "Kernel image must be an absolute path, got '%s'", kernel);
-        if (*initrd && initrd[0] != '/')
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                         "Initrd must be an absolute path, got '%s'", initrd);
-        if (m->pending.update_id[0])
-                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED,
-                                         "Update %s is already loaded", m->pending.update_id);
-        _cleanup_free_ char *blocked = NULL;
-        if (inhibitors_check_block(m, &blocked) == -EBUSY)
-                return sd_bus_error_set_errnof(error, EBUSY, "Update blocked by consumer %s", blocked);
-        /* A preserved state refused or not fully restored at start is the
-         * only copy of the last update: a new Update would overwrite it. */
-        if (m->state_kept)
-                return sd_bus_error_set_errnof(error, EBUSY,
-                                               "The preserved state of update %s is kept (%s); "
-                                               "luoctl report, then luoctl discard, before a new update",
-                                               m->update_id, *m->last_error ? m->last_error : "not restored");
-
-        /* Preflight: everything that can fail fails before the blackout. */
-        _cleanup_(phase_resetp) __attribute__((unused)) Manager *phase_owner = m;
-        set_phase(m, "preflight");
-        r = check_image(error, "Kernel image", kernel);
-        if (r >= 0 && *initrd)
-                r = check_image(error, "Initrd", initrd);
-        if (r < 0)
-                return r;
-        const char *lockdown = lockdown_mode(lockbuf, sizeof(lockbuf));
-
-        r = state_fill_header(&s);
-        if (r < 0)
-                return sd_bus_error_set_errnof(error, -r, "Preparing the update state: %m");
-        set_phase(m, "snapshot");
-        stamp(&s, "snapshot-start");
-        r = sriov_scan(&s);
-        if (r < 0)
-                return sd_bus_error_set_errnof(error, -r, "Scanning the SR-IOV PFs: %m");
-        record_drop_unused(&s);
-        stamp(&s, "snapshot-end");
-        r = consumers_copy_assignments(m, &s);
-        if (r >= 0)
-                r = luod_state_upgrade_assignments(&s);
-        if (r < 0)
-                return sd_bus_error_set_errnof(error, -r, "Copying the VF assignments into the state: %m");
-        if (r > 0)
-                log_info("%d VF assignments named their PF by an identity without its function: "
-                         "recorded with the PF's identity now", r);
-        set_phase(m, "preflight");
-        for (size_t i = 0; i < s.n_pfs; i++)
-                if (s.pfs[i].numvfs > s.pfs[i].totalvfs)
-                        return sd_bus_error_set_errnof(error, ERANGE, "PF %s: sriov_numvfs %u > sriov_totalvfs %u",
-                                                       s.pfs[i].identity, s.pfs[i].numvfs, s.pfs[i].totalvfs);
-
-        /* The new kernel must have the drivers of the PFs and VFs, where its
-         * modules are visible here. */
-        char release[KERNEL_RELEASE_MAX];
-        _cleanup_free_ char *drivers_note = NULL, *missing = NULL;
-        r = kernel_image_release(kernel, release, sizeof(release));
-        if (r < 0) {
-                if (asprintf(&drivers_note, "not checked: release of %s unknown (%s)", kernel, strerror(-r)) < 0)
-                        return -ENOMEM;
-                strcpy(release, "");
-        } else {
-                r = drivers_check(&s, m->modules_root, release, &missing);
-                if (r == -ENOPKG)
-                        return sd_bus_error_set_errnof(error, ENOPKG, "The new kernel %s lacks drivers: %s",
-                                                       release, missing);
-                if (r < 0)
-                        return sd_bus_error_set_errnof(error, -r, "Checking the drivers of kernel %s in %s/%s: %m",
-                                                       release, m->modules_root, release);
-                if (asprintf(&drivers_note, r > 0 ? "present in %s/%s" : "not checked: no %s/%s",
-                             m->modules_root, release) < 0)
-                        return -ENOMEM;
-        }
-
-        /* The record must be one the next kernel's luod can read (UTF-8
-         * names, one identity per PF, ...): checked here, before any
-         * consumer is told to pause its guests, dry runs included. */
-        _cleanup_free_ char *verr = NULL;
-        r = luod_state_verify(&s, &verr);
-        if (r < 0)
-                return sd_bus_error_set_errnof(error, EINVAL, "The SR-IOV record of this host cannot be preserved: %s",
-                                               verr ?: "out of memory");
-
-        /* systemctl kexec stops luod before the kexec: its outgoing LUO
-         * session fd closes then, and that unpreserves the state. */
-        const char *backend_why = NULL;
-        bool luo_ok = (m->backends & BACKEND_LUO) && !(flags & UPDATE_VIA_SYSTEMD);
-        if ((m->backends & BACKEND_LUO) && (flags & UPDATE_VIA_SYSTEMD))
-                backend_why = "luo not used with VIA_SYSTEMD: systemd stops luod before the kexec, "
-                              "and closing its LUO session unpreserves the state";
-        if (luo_ok && luo_available())
-                backend = "luo";
-        else if ((m->backends & BACKEND_INITRD) && *initrd)
-                backend = "initrd";
-        else if (m->backends & BACKEND_FILE)
-                backend = "file";
-        else
-                return sd_bus_error_set_errnof(error, ENOTSUP,
-                                               "No preservation backend usable: %s%s%s (luod --backends)",
-                                               m->backends & BACKEND_LUO ?
-                                               (backend_why ?: "/dev/liveupdate not available") : "",
-                                               (m->backends & BACKEND_LUO) && (m->backends & BACKEND_INITRD) ? ", " : "",
-                                               m->backends & BACKEND_INITRD ? "no initrd given" : "");
-
-        if (strcmp(backend, "file") == 0 && access(m->state_dir, W_OK) < 0)
-                return sd_bus_error_set_errnof(error, errno, "The state file backend needs %s: %m", m->state_dir);
-
-        if (*cmdline_arg)
-                r = kernel_cmdline_with_update_id(cmdline_arg, s.update_id, &cmdline);
-        else {
-                r = read_line("/proc/cmdline", proc_cmdline, sizeof(proc_cmdline));
-                if (r >= 0)
-                        r = kernel_cmdline_with_update_id(proc_cmdline, s.update_id, &cmdline);
-        }
-        if (r < 0)
-                return sd_bus_error_set_errnof(error, -r, "Building the kernel command line: %m");
-
-        _cleanup_(json_object_putp) json_object *plan =
-                plan_build(&s, kernel, initrd, cmdline, backend, lockdown);
-        if (!plan)
-                return -ENOMEM;
-        json_object_object_add(plan, "kernel_release", *release ? json_object_new_string(release) : NULL);
-        json_object_object_add(plan, "drivers", json_object_new_string(drivers_note));
-        if (backend_why)
-                json_object_object_add(plan, "backend_note", json_object_new_string(backend_why));
-        if (flags & UPDATE_DRY_RUN)
-                return sd_bus_reply_method_return(msg, "ss", s.update_id,
-                                                  json_object_to_json_string_ext(plan, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
-
-        /* From here UpdateId names this update and LastError is its own:
-         * a consumer paused for PrepareForUpdate(update_id) sees State
-         * "failed" with this UpdateId if it does not happen. */
-        (void) set_string(&m->update_id, s.update_id);
-        set_state(m, "preparing", "");
-        if (strcmp(backend, "initrd") == 0) {
-                /* The state rides in the initrd: persist before the load. */
-                set_phase(m, "prepare");
-                (void) inhibitors_prepare(m, &s);
-                set_phase(m, "persist");
-                stamp(&s, "persist-start");
-                if (asprintf(&out, "%s/initrd-%s", m->runtime_dir, s.update_id) < 0)
-                        return -ENOMEM;
-                (void) mkdir(m->runtime_dir, 0700);
-                r = state_buffer(&s, &buf, &size);
-                if (r >= 0)
-                        r = initrd_append_state(initrd, out, buf, size);
-                if (r < 0)
-                        return update_failed(m, error, r, "Appending the state to %s as %s: %m", initrd, out);
-        }
-
-        set_phase(m, "kexec-load");
-        stamp(&s, "kexec-load-start");
-        r = kexec_load_kernel(kernel, out ?: (*initrd ? initrd : NULL), cmdline, &kerror);
-        if (r < 0) {
-                if (out)
-                        (void) unlink(out);
-                return update_failed(m, error, r, "kexec_file_load refused %s: %s", kernel,
-                                     kerror ?: strerror(-r));
-        }
-        stamp(&s, "kexec-load-end");
-
-        if (strcmp(backend, "initrd") != 0) {
-                /* Last step before kexec -e: the state carries every
-                 * timestamp up to here.  Consumers pause their guests
-                 * now: the blackout starts. */
-                set_phase(m, "prepare");
-                (void) inhibitors_prepare(m, &s);
-                set_phase(m, "persist");
-                stamp(&s, "persist-start");
-                free(buf);
-                buf = NULL;
-                r = state_buffer(&s, &buf, &size);
-                if (r >= 0 && strcmp(backend, "luo") == 0) {
-                        r = luo_preserve(buf, size, &m->luo_out_fd);
-                        if (r < 0 && (m->backends & BACKEND_FILE)) {
-                                log_warning_errno(r, "Preserving the state in LUO failed, using %s/state.luod-state: %m",
-                                                  m->state_dir);
-                                backend = "file";
-                                r = 0;
-                        }
-                }
-                if (r >= 0 && strcmp(backend, "file") == 0)
-                        r = file_preserve(m->state_dir, buf, size);
-                if (r < 0) {
-                        (void) kexec_unload();
-                        return update_failed(m, error, r, "Persisting the state (%s): %m", backend);
-                }
-        }
-
-        m->pending = s;
-        s = (LuodState) {};
-        m->pending_backend = strdup(backend);
-        m->pending_initrd = out;
-        out = NULL;
-        m->pending_via_systemd = flags & UPDATE_VIA_SYSTEMD;
-        (void) set_string(&m->update_id, m->pending.update_id);
-        json_object_object_add(plan, "backend", json_object_new_string(backend));
-        set_state(m, "loaded", "");
-
-        r = sd_bus_reply_method_return(msg, "ss", m->pending.update_id,
-                                       json_object_to_json_string_ext(plan, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
-        if (r < 0)
-                return r;
-        return sd_event_add_defer(m->event, NULL, on_execute, m);
-}
-
 static int method_get_inventory(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_luod_state_ LuodState s = {};
         _cleanup_free_ char *buf = NULL;
         size_t size;
         int r;
 
-        r = state_fill_header(&s);
+        r = record_fill_header(&s);
         if (r >= 0)
                 r = sriov_scan(&s);
         if (r >= 0) {
@@ -566,10 +162,13 @@ static int method_discard(sd_bus_message *msg, void *userdata, sd_bus_error *err
         Manager *m = userdata;
         int r;
 
+        if (m->update)
+                return sd_bus_error_setf(error, LUOD_ERROR_UPDATE_IN_PROGRESS,
+                                         "Update %s is in progress; luoctl abandon it first", update_busy(m));
         if (m->pending.update_id[0]) {
                 log_info("Discarding loaded update %s", m->pending.update_id);
                 (void) kexec_unload();
-                pending_drop(m);
+                update_pending_drop(m);
         }
         if (m->luo_in_fd >= 0) {
                 r = luo_finish(m->luo_in_fd);
@@ -585,7 +184,7 @@ static int method_discard(sd_bus_message *msg, void *userdata, sd_bus_error *err
         if (m->update_id && *m->update_id && !m->pending.update_id[0])
                 finished_mark(m, m->update_id);
         m->state_kept = false;
-        set_state(m, "idle", "");
+        manager_set_state(m, "idle", "");
         return sd_bus_reply_method_return(msg, NULL);
 }
 
@@ -594,9 +193,9 @@ static int method_retry(sd_bus_message *msg, void *userdata, sd_bus_error *error
         _cleanup_free_ char *why = NULL;
         int r;
 
-        if (m->pending.update_id[0])
-                return sd_bus_error_set_errnof(error, EBUSY, "Update %s is loaded; luoctl discard it first",
-                                               m->pending.update_id);
+        if (update_busy(m))
+                return sd_bus_error_setf(error, LUOD_ERROR_UPDATE_IN_PROGRESS,
+                                         "Update %s is loaded; luoctl discard it first", update_busy(m));
         if (!m->state_kept)
                 return sd_bus_error_set_errnof(error, ENOENT, "No preserved state is kept: nothing to retry");
         r = manager_retry(m, &why);
@@ -632,6 +231,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("GetReport", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", report),
                                 method_get_report, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Discard", NULL, NULL, method_discard, 0),
+        SD_BUS_METHOD_WITH_ARGS("Abandon", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", update_id), method_abandon, 0),
         SD_BUS_METHOD_WITH_ARGS("Retry", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", update_id), method_retry, 0),
         SD_BUS_METHOD_WITH_ARGS("RegisterConsumer", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
                                 method_register_consumer, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -655,6 +255,7 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_ARGS("s", pf_identity, "t", seqnum, "s", action, "s", subsystem,
                                             "s", devpath, "a{ss}", properties, "t", held_usec), 0),
         SD_BUS_SIGNAL_WITH_ARGS("PrepareForUpdate", SD_BUS_ARGS("s", update_id, "t", max_delay_usec), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("UpdateAbandoned", SD_BUS_ARGS("s", update_id, "s", reason), 0),
         SD_BUS_SIGNAL_WITH_ARGS("GuestRestored", SD_BUS_ARGS("s", consumer, "s", guest, "s", error, "b", ok), 0),
         SD_BUS_VTABLE_END
 };
@@ -829,8 +430,8 @@ static int state_missing(Manager *m, const char *id) {
                                "LUOD_UPDATE_ID=%s", id,
                                "LUOD_STATE_DIR=%s", m->state_dir,
                                NULL);
-        (void) set_string(&m->update_id, id);
-        set_state(m, "failed", msg);
+        (void) manager_set_string(&m->update_id, id);
+        manager_set_state(m, "failed", msg);
         return -ENOENT;
 }
 
@@ -846,7 +447,7 @@ static int state_consume(Manager *m, LuodState *s, const char *boot_id, const ch
         snprintf(s->consumed_boot_id, sizeof(s->consumed_boot_id), "%s", boot_id);
         s->consumed_attempt++;
         (void) mkdir(m->state_dir, 0700);
-        r = state_buffer(s, &buf, &size);
+        r = record_serialize(s, &buf, &size);
         if (r >= 0)
                 r = file_preserve(m->state_dir, buf, size);
         if (r < 0)
@@ -871,22 +472,22 @@ static int restore_state(Manager *m, LuodState *s, const char *backend, const ch
         size_t size;
         int r;
 
-        (void) set_string(&m->update_id, s->update_id);
+        (void) manager_set_string(&m->update_id, s->update_id);
         log_info("Restoring update %s from %s: %zu PFs%s%s (attempt %u)", s->update_id, backend, s->n_pfs,
                  *how ? ", " : "", how, s->consumed_attempt);
-        set_state(m, "restoring", NULL);
+        manager_set_state(m, "restoring", NULL);
         RestoreOptions opt = RESTORE_OPTIONS_DEFAULT;
         opt.driver_wait_usec = m->driver_wait_usec;
         int rr = restore_all(s, &opt, &pfs);
         if (rr == -ENOMEM) {
                 m->state_kept = true;
                 snprintf(msg, sizeof(msg), "Restore of update %s: out of memory; state kept", s->update_id);
-                set_state(m, "failed", msg);
+                manager_set_state(m, "failed", msg);
                 return log_error_errno(rr, "%s", msg);
         }
         uint64_t end_tsc = tsc_read();
         m->restore_end_tsc = end_tsc;
-        m->restore_end_us = now_us();
+        m->restore_end_us = now_usec();
         if (s->n_assignments > 0) {
                 r = consumers_adopt_assignments(m, s);
                 if (r < 0)
@@ -938,10 +539,10 @@ static int restore_state(Manager *m, LuodState *s, const char *backend, const ch
                 snprintf(msg, sizeof(msg), "Restore of update %s: %zu of %zu PFs failed; state kept "
                          "(luoctl report, then luoctl retry or luoctl discard)", s->update_id, failed, s->n_pfs);
                 log_error("%s", msg);
-                if (state_buffer(s, &buf, &size) >= 0)
+                if (record_serialize(s, &buf, &size) >= 0)
                         keep_state(m, backend, buf, size);
                 m->state_kept = true;
-                set_state(m, "failed", msg);
+                manager_set_state(m, "failed", msg);
                 return rr;
         }
 
@@ -960,7 +561,7 @@ static int restore_state(Manager *m, LuodState *s, const char *backend, const ch
         finished_mark(m, s->update_id);
         m->state_kept = false;
         log_info("Restored update %s: %zu PFs", s->update_id, s->n_pfs);
-        set_state(m, "restored", "");
+        manager_set_state(m, "restored", "");
         return 0;
 }
 
@@ -969,7 +570,7 @@ static int restore_state(Manager *m, LuodState *s, const char *backend, const ch
 static int refuse_state(Manager *m, const char *backend, const char *buf, size_t size, int r, const char *msg) {
         log_error("%s", msg);
         keep_state(m, backend, buf, size);
-        set_state(m, "failed", msg);
+        manager_set_state(m, "failed", msg);
         return r;
 }
 
@@ -995,7 +596,7 @@ int manager_restore_at_start(Manager *m) {
                          m->state_dir, strerror(-r));
                 log_error("%s", msg);
                 m->state_kept = true;
-                set_state(m, "failed", msg);
+                manager_set_state(m, "failed", msg);
                 return r;
         }
 
@@ -1005,7 +606,7 @@ int manager_restore_at_start(Manager *m) {
                          backend, perr ?: "?", strerror(-r));
                 return refuse_state(m, backend, buf, size, r, msg);
         }
-        (void) set_string(&m->update_id, s.update_id);
+        (void) manager_set_string(&m->update_id, s.update_id);
         r = read_boot_id(boot);
         if (r < 0) {
                 snprintf(msg, sizeof(msg), "Refusing the preserved state of update %s from %s: this boot's id "
@@ -1067,6 +668,8 @@ int manager_retry(Manager *m, char **ret_error) {
 }
 
 void manager_done(Manager *m) {
+        update_done(m);
+        m->execute_source = sd_event_source_disable_unref(m->execute_source);
         consumers_done(m);
         events_done(m);
         restore_results_free(m->restore_pfs, m->n_restore_pfs);

@@ -27,6 +27,7 @@ typedef struct Consumer Consumer;
 typedef struct Inhibitor Inhibitor;
 typedef struct Events Events;
 typedef struct PfRestore PfRestore;
+typedef struct Update Update;
 
 typedef struct Manager {
         sd_event *event;
@@ -42,12 +43,17 @@ typedef struct Manager {
         char *phase;                    /* Update's current step, "" outside Update */
         json_object *report;            /* the last update's report, or NULL */
 
+        /* The update between its preflight and its load (update.c). */
+        Update *update;
         /* A loaded update waiting for kexec -e. */
         LuodState pending;
         int luo_out_fd;                 /* outgoing LUO session: unpreserves when closed */
         char *pending_backend;
         char *pending_initrd;           /* initrd with the appended state, removed on failure */
         bool pending_via_systemd;
+        bool pending_prepared;          /* PrepareForUpdate went out for it */
+        bool executing;                 /* systemctl kexec accepted: past abandoning */
+        sd_event_source *execute_source;
 
         /* What the restore at start found; kept until restored or discarded. */
         int luo_in_fd;                  /* retrieved LUO session, FINISH after a full restore */
@@ -112,6 +118,15 @@ int manager_retry(Manager *m, char **ret_error);
 /* Writes m->report to <state_dir>/reports/<update_id>.json and
  * <state_dir>/report.json.  Returns 0 or a negative errno (logged). */
 int manager_write_report(Manager *m, const char *update_id);
+
+/* Replaces *p by a copy of v ("" for NULL).  Returns 0 or -ENOMEM. */
+int manager_set_string(char **p, const char *v);
+
+/* Sets State (and LastError when error is not NULL) and emits their change. */
+void manager_set_state(Manager *m, const char *state, const char *error);
+
+/* Sets Phase, the step Update is in, and emits its change at once. */
+void manager_set_phase(Manager *m, const char *phase);
 
 /* Adds org.luod1.Manager at /org/luod1 to m->bus. */
 int manager_add_bus_object(Manager *m);

@@ -368,3 +368,19 @@ int file_remove(const char *dir) {
                 return log_error_errno(r, "Failed to fsync directory %s: %m", dir);
         return 0;
 }
+
+/* True when /dev/liveupdate can be opened now; else why not is logged. */
+bool luo_available(void) {
+        int fd = open("/dev/liveupdate", O_RDWR | O_CLOEXEC);
+
+        if (fd >= 0) {
+                close(fd);
+                return true;
+        }
+        if (errno == EBUSY)
+                log_info("/dev/liveupdate is held by another owner (EBUSY), e.g. systemd >= 261; "
+                         "falling through to the next backend");
+        else if (errno != ENOENT)
+                log_warning_errno(-errno, "Cannot open /dev/liveupdate, falling through: %m");
+        return false;
+}

@@ -21,6 +21,7 @@
  * "not there" results the caller turns into a fall-through to the next
  * backend: -ENOENT, and -EBUSY from luo_preserve()/luo_retrieve(). */
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define LUO_SESSION_NAME "luod"
@@ -139,3 +140,7 @@ int file_retrieve(const char *dir, char **ret_buf, size_t *ret_size);
  * -ENOENT when absent (not logged), or the negative errno of unlink(),
  * open() or fsync(). */
 int file_remove(const char *dir);
+
+/* Whether /dev/liveupdate can be opened now; why not is logged (EBUSY: held
+ * by another owner such as systemd >= 261). */
+bool luo_available(void);

@@ -13,13 +13,7 @@
 #include "macro.h"
 #include "restore.h"
 #include "sriov.h"
-
-uint64_t now_us(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
+#include "time-util.h"
 
 typedef struct Worker {
         const PfRecord *want;
@@ -51,7 +45,7 @@ static int fail_pf(PfRestore *res, int r, const char *fmt, ...) {
 }
 
 static bool past_deadline(const Worker *w) {
-        return now_us() - w->result->start_us > w->opt->pf_deadline_usec;
+        return now_usec() - w->result->start_us > w->opt->pf_deadline_usec;
 }
 
 static void *worker_run(void *userdata) {
@@ -61,7 +55,7 @@ static void *worker_run(void *userdata) {
         char vfbdf[PCI_BDF_STRING_MAX];
         int r;
 
-        res->start_us = now_us();
+        res->start_us = now_usec();
         if (w->match == -ENOTUNIQ) {
                 fail_pf(res, -ENOTUNIQ, "its identity fits several PFs and none is at its recorded BDF");
                 return NULL;
@@ -74,7 +68,7 @@ static void *worker_run(void *userdata) {
         /* An unused PF (no driver, no VFs when recorded): nothing to bring
          * back, and no driver to wait for. */
         if (!want->driver && want->numvfs == 0) {
-                res->driver_us = res->enabled_us = res->settings_us = res->bound_us = res->verified_us = now_us();
+                res->driver_us = res->enabled_us = res->settings_us = res->bound_us = res->verified_us = now_usec();
                 return NULL;
         }
 
@@ -83,7 +77,7 @@ static void *worker_run(void *userdata) {
                 fail_pf(res, r, "waiting for its driver (%s)", want->driver ?: "any");
                 return NULL;
         }
-        res->driver_us = now_us();
+        res->driver_us = now_usec();
         /* The scan at start may predate the PF's driver (its module loaded
          * by udev since) and so its netdev, or a udev rename: read it again. */
         r = sriov_pf_refresh(&res->bdf, want->netdev ? w->opt->driver_wait_usec : 0, &w->fresh);
@@ -116,7 +110,7 @@ static void *worker_run(void *userdata) {
                 fail_pf(res, r, "waiting for %u VFs", want->numvfs);
                 return NULL;
         }
-        res->enabled_us = now_us();
+        res->enabled_us = now_usec();
 
         /* The PF's admin state before the VF settings: VFs of a down PF
          * carry no traffic, and some drivers refuse VF settings while the PF
@@ -144,7 +138,7 @@ static void *worker_run(void *userdata) {
                         return NULL;
                 }
         }
-        res->settings_us = now_us();
+        res->settings_us = now_usec();
 
         /* Binding through driver_override loads no module. */
         const char *vf_driver = NULL;
@@ -191,7 +185,7 @@ static void *worker_run(void *userdata) {
                 fail_pf(res, r, "writing sriov_drivers_autoprobe %d", want->drivers_autoprobe);
                 return NULL;
         }
-        res->bound_us = now_us();
+        res->bound_us = now_usec();
         return NULL;
 }
 
@@ -273,7 +267,7 @@ int restore_all(const LuodState *want, const RestoreOptions *opt, PfRestore **re
                                 res[i].differences = TAKE_PTR(diff);
                         }
                         else
-                                res[i].verified_us = now_us();
+                                res[i].verified_us = now_usec();
                 }
                 if (res[i].error != 0)
                         failed++;

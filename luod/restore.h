@@ -60,5 +60,3 @@ int restore_all(const LuodState *want, const RestoreOptions *opt, PfRestore **re
 
 void restore_results_free(PfRestore *pfs, size_t n);
 
-/* CLOCK_MONOTONIC in microseconds. */
-uint64_t now_us(void);

@@ -1,0 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdint.h>
+
+/* CLOCK_MONOTONIC in µs: the one "now" luod and luoctl measure spans with. */
+uint64_t now_usec(void);

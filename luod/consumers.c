@@ -14,11 +14,13 @@
 #include "assignments.h"
 #include "config.h"
 #include "consumers.h"
+#include "errors.h"
 #include "events.h"
 #include "fs-util.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
+#include "update.h"
 #include "report.h"
 
 extern uint64_t luod_start_tsc, luod_start_boottime_us;
@@ -320,12 +322,12 @@ int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *
                 return sd_bus_error_set_errnof(error, EINVAL, "A consumer must call over a bus (no sender)");
         c = consumer_by_sender(m, sender);
         if (c)
-                return sd_bus_error_set_errnof(error, EALREADY, "%s is already registered as consumer %s",
-                                               sender, c->name);
+                return sd_bus_error_setf(error, LUOD_ERROR_NAME_TAKEN, "%s is already registered as consumer %s",
+                                         sender, c->name);
         for (size_t i = 0; i < m->n_consumers; i++)
                 if (strcmp(m->consumers[i]->name, name) == 0)
-                        return sd_bus_error_set_errnof(error, EEXIST, "Consumer name %s is taken by %s",
-                                                       name, m->consumers[i]->sender);
+                        return sd_bus_error_setf(error, LUOD_ERROR_NAME_TAKEN, "Consumer name %s is taken by %s",
+                                                 name, m->consumers[i]->sender);
         /* A name belongs to the uid that registered it first since luod
          * started: no one else may take it (and with it the consumer's
          * events, guests and inhibitors) while its owner is away. */
@@ -338,7 +340,7 @@ int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *
                 return sd_bus_error_set_errnof(error, -r, "Cannot learn the uid of %s: %m", sender);
         uid_t owner;
         if (!consumer_owner_check(m, name, uid, &owner))
-                return sd_bus_error_set_errnof(error, EPERM, "Consumer name %s belongs to uid %u (it registered it "
+                return sd_bus_error_setf(error, LUOD_ERROR_NOT_PERMITTED, "Consumer name %s belongs to uid %u (it registered it "
                                                "first, or its VF assignments were made by it); uid %u may not take it",
                                                name, (unsigned) owner, (unsigned) uid);
 
@@ -402,7 +404,7 @@ static Consumer *caller(Manager *m, sd_bus_message *msg, sd_bus_error *error, in
         Consumer *c = sender ? consumer_by_sender(m, sender) : NULL;
 
         if (!c)
-                *ret = sd_bus_error_set_errnof(error, EPERM, "%s is not a registered consumer (RegisterConsumer first)",
+                *ret = sd_bus_error_setf(error, LUOD_ERROR_NOT_CONSUMER, "%s is not a registered consumer (RegisterConsumer first)",
                                                sender ?: "the caller");
         return c;
 }
@@ -422,6 +424,10 @@ int method_assign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         c = caller(m, msg, error, &r);
         if (!c)
                 return r;
+        if (update_busy(m))
+                return sd_bus_error_setf(error, LUOD_ERROR_UPDATE_IN_PROGRESS,
+                                         "Update %s is in progress: its record of the VF assignments was taken at "
+                                         "its preflight; assign or unassign after it", update_busy(m));
         if (!guest_name_ok(guest))
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Guest name must be 1..%d bytes, no control characters", GUEST_NAME_MAX);
@@ -432,15 +438,15 @@ int method_assign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
                 if (now.pfs[i].identity && strcmp(now.pfs[i].identity, identity) == 0)
                         pf = &now.pfs[i];
         if (!pf)
-                return sd_bus_error_set_errnof(error, ENODEV, "No SR-IOV PF with identity '%s' (luoctl vfs)", identity);
+                return sd_bus_error_setf(error, LUOD_ERROR_NO_SUCH_PF, "No SR-IOV PF with identity '%s' (luoctl vfs)", identity);
         if (index >= pf->totalvfs)
-                return sd_bus_error_set_errnof(error, ERANGE, "PF %s has sriov_totalvfs %u: no VF %u",
+                return sd_bus_error_setf(error, LUOD_ERROR_NO_SUCH_VF, "PF %s has sriov_totalvfs %u: no VF %u",
                                                identity, pf->totalvfs, index);
         for (size_t i = 0; i < m->held.n_assignments; i++) {
                 const VfAssignment *a = &m->held.assignments[i];
 
                 if (a->vf_index == index && strcmp(a->pf_identity, identity) == 0)
-                        return sd_bus_error_set_errnof(error, EBUSY, "VF %u of PF %s is held by guest %s of consumer %s",
+                        return sd_bus_error_setf(error, LUOD_ERROR_VF_BUSY, "VF %u of PF %s is held by guest %s of consumer %s",
                                                        index, identity, a->guest, a->consumer);
         }
         r = luod_state_add_assignment(&m->held, c->name, guest, identity, index);
@@ -469,17 +475,24 @@ int method_unassign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         c = caller(m, msg, error, &r);
         if (!c)
                 return r;
+        if (update_busy(m))
+                return sd_bus_error_setf(error, LUOD_ERROR_UPDATE_IN_PROGRESS,
+                                         "Update %s is in progress: its record of the VF assignments was taken at "
+                                         "its preflight; assign or unassign after it", update_busy(m));
         for (size_t i = 0; i < m->held.n_assignments; i++) {
                 const VfAssignment *a = &m->held.assignments[i];
 
                 if (a->vf_index == index && strcmp(a->pf_identity, identity) == 0 && strcmp(a->guest, guest) == 0 &&
                     strcmp(a->consumer, c->name) != 0)
-                        return sd_bus_error_set_errnof(error, EPERM, "VF %u of PF %s was assigned by consumer %s, not %s",
+                        return sd_bus_error_setf(error, LUOD_ERROR_NOT_PERMITTED, "VF %u of PF %s was assigned by consumer %s, not %s",
                                                        index, identity, a->consumer, c->name);
         }
         r = luod_state_remove_assignment(&m->held, guest, identity, index);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, -r, "Guest %s holds no VF %u of PF %s", guest, index, identity);
+                return r == -ENOENT ?
+                        sd_bus_error_setf(error, LUOD_ERROR_NO_SUCH_VF, "Guest %s holds no VF %u of PF %s", guest, index,
+                                          identity) :
+                        sd_bus_error_set_errnof(error, -r, "Guest %s holds no VF %u of PF %s", guest, index, identity);
         r = consumers_save(m);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Saving %s/assignments.json: %m", m->state_dir);
@@ -665,7 +678,7 @@ int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 return r;
         e = report_guest(m, c->name, guest);
         if (!e)
-                return sd_bus_error_set_errnof(error, ENOENT, "Consumer %s has no guest %s in the last live update",
+                return sd_bus_error_setf(error, LUOD_ERROR_NO_SUCH_GUEST, "Consumer %s has no guest %s in the last live update",
                                                c->name, guest);
         /* The guest's blackout started when its consumer released its delay
          * inhibitor (or the maximum passed); without one, at persist-start. */
@@ -692,7 +705,7 @@ int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         double ms;
         bool approximate;
         if (span_ms(start, now, m->tsc_khz, start_rt, realtime_ns(), &ms, &approximate) < 0)
-                return sd_bus_error_set_errnof(error, ENODATA, "Neither the TSC nor the wall clock spans the kexec: "
+                return sd_bus_error_setf(error, LUOD_ERROR_NO_CLOCK, "Neither the TSC nor the wall clock spans the kexec: "
                                                "guest %s's downtime unknown", guest);
         char buf[32];
 
@@ -830,7 +843,7 @@ int method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         for (size_t i = 0; i < m->n_inhibitors; i++)
                 mine += m->inhibitors[i].uid == c->uid;
         if (mine >= INHIBITORS_PER_UID_MAX || m->n_inhibitors >= INHIBITORS_MAX)
-                return sd_bus_error_set_errnof(error, ENOSPC, "Consumer %s: uid %u holds %zu inhibitors of at most %d, "
+                return sd_bus_error_setf(error, LUOD_ERROR_TOO_MANY_INHIBITORS, "Consumer %s: uid %u holds %zu inhibitors of at most %d, "
                                                "all consumers %zu of at most %d", c->name, (unsigned) c->uid, mine,
                                                INHIBITORS_PER_UID_MAX, m->n_inhibitors, INHIBITORS_MAX);
         if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)

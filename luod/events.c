@@ -18,6 +18,7 @@
 #include "config.h"
 #include "consumers.h"
 #include "event-attr.h"
+#include "errors.h"
 #include "events.h"
 #include "io-util.h"
 #include "log.h"
@@ -794,12 +795,12 @@ int method_get_events(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         if (r < 0)
                 return r;
         if (!e)
-                return sd_bus_error_set_errnof(error, ENODEV, "luod watches no device events (see its log)");
+                return sd_bus_error_setf(error, LUOD_ERROR_NO_EVENTS, "luod watches no device events (see its log)");
         /* Seqnums start again at each boot: a cursor beyond anything this
          * kernel numbered comes from before the kexec. */
         uint64_t newest = MAX(e->max_seqnum, kernel_uevent_seqnum());
         if (after > newest)
-                return sd_bus_error_set_errnof(error, ERANGE, "Seqnum %" PRIu64 " is beyond the newest event of this "
+                return sd_bus_error_setf(error, LUOD_ERROR_CURSOR_FROM_OTHER_BOOT, "Seqnum %" PRIu64 " is beyond the newest event of this "
                                                "boot (%" PRIu64 ", /sys/kernel/uevent_seqnum): a cursor from before "
                                                "the kexec? Start from 0", after, newest);
         for (size_t i = 0; sender && i < m->n_consumers; i++)

@@ -144,13 +144,16 @@ static int method_get_report(sd_bus_message *msg, void *userdata, sd_bus_error *
                 struct stat st;
 
                 if (stat(path, &st) < 0)
-                        return sd_bus_error_set_errnof(error, errno, "No update report in %s: %m", path);
+                        return (errno == ENOENT ? sd_bus_error_setf(error, LUOD_ERROR_NO_REPORT, "No update report in %s: %s", path,
+                                                                strerror(errno)) :
+                                sd_bus_error_set_errnof(error, errno, "No update report in %s: %m", path));
                 if (!S_ISREG(st.st_mode))
-                        return sd_bus_error_set_errnof(error, EBADMSG, "The update report %s is not a regular file", path);
+                        return sd_bus_error_setf(error, LUOD_ERROR_STATE_CORRUPT, "The update report %s is not a regular file", path);
                 loaded = json_object_from_file(path);
                 if (!loaded)
-                        return sd_bus_error_set_errnof(error, EBADMSG, "The update report %s is unreadable or not JSON (%s)",
-                                                       path, json_util_get_last_err() ?: "?");
+                        return sd_bus_error_setf(error, LUOD_ERROR_STATE_CORRUPT,
+                                                 "The update report %s is unreadable or not JSON (%s)",
+                                                 path, json_util_get_last_err() ?: "?");
         }
         return sd_bus_reply_method_return(msg, "s", json_object_to_json_string_ext(
                                                   m->report ?: loaded, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
@@ -197,8 +200,12 @@ static int method_retry(sd_bus_message *msg, void *userdata, sd_bus_error *error
                 return sd_bus_error_setf(error, LUOD_ERROR_UPDATE_IN_PROGRESS,
                                          "Update %s is loaded; luoctl discard it first", update_busy(m));
         if (!m->state_kept)
-                return sd_bus_error_set_errnof(error, ENOENT, "No preserved state is kept: nothing to retry");
+                return sd_bus_error_setf(error, LUOD_ERROR_NOTHING_KEPT, "No preserved state is kept: nothing to retry");
         r = manager_retry(m, &why);
+        if (r == -EBADMSG || r == -EPROTONOSUPPORT)
+                return sd_bus_error_setf(error, LUOD_ERROR_STATE_CORRUPT, "%s", why ?: "Retry failed");
+        if (r == -ENOENT)
+                return sd_bus_error_setf(error, LUOD_ERROR_NOTHING_KEPT, "%s", why ?: "Retry failed");
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "%s", why ?: "Retry failed");
         return sd_bus_reply_method_return(msg, "s", m->update_id);

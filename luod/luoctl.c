@@ -2,7 +2,7 @@
 /*
  * luoctl — command line for luod.
  *
- * Commands: status, vfs, update, report, retry, discard (see luoctl(8)).
+ * Commands: status, vfs, update, report, retry, discard, abandon (see luoctl(8)).
  *
  * Exit codes: 0 success; 1 luod returned an error or could not be reached;
  * 2 usage error; 3 the update was not confirmed.
@@ -205,6 +205,29 @@ static int verb_discard(void) {
         return r < 0 ? 1 : 0;
 }
 
+/* Abandon: ends the update in progress or loaded, before kexec -e. */
+static int verb_abandon(void) {
+        _cleanup_(bus_unrefp) sd_bus *bus = NULL;
+        sd_bus_message *reply = NULL;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        const char *id = NULL;
+        int r;
+
+        if (bus_connect(&bus) < 0)
+                return 1;
+        r = sd_bus_call_method(bus, LUOD_BUS_NAME, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "Abandon",
+                               &error, &reply, "");
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "s", &id);
+        if (r < 0)
+                fprintf(stderr, "luoctl: Abandon failed: %s\n", error.message ?: strerror(-r));
+        else
+                printf("Abandoned update %s: kernel unloaded, its state removed.\n", id);
+        sd_bus_message_unref(reply);
+        sd_bus_error_free(&error);
+        return r < 0 ? 1 : 0;
+}
+
 /* Retry restores synchronously: as long as the restore may take. */
 #define RETRY_TIMEOUT_USEC (UINT64_C(30) * 60 * 1000000)
 
@@ -401,7 +424,8 @@ static void help(void) {
                "                          Live-update the host kernel with kexec\n"
                "  report [--json]         Show the phases of the last update\n"
                "  retry                   Apply the kept preserved state in this boot\n"
-               "  discard                 Drop the preserved state and any loaded update\n\n"
+               "  discard                 Drop the preserved state and any loaded update\n"
+               "  abandon                 End the update in progress before kexec -e\n\n"
                "Options:\n"
                "  -h --help               Show this help\n"
                "     --version            Show the version\n"
@@ -474,6 +498,8 @@ int main(int argc, char *argv[]) {
                 return verb_report(json);
         if (strcmp(verb, "discard") == 0)
                 return verb_discard();
+        if (strcmp(verb, "abandon") == 0)
+                return verb_abandon();
         if (strcmp(verb, "retry") == 0)
                 return verb_retry();
         if (update) {

@@ -20,6 +20,8 @@
  *     inhibit MODE WHY keep     take an inhibitor and keep it until exit
  *     poke                      write a byte into the last kept inhibitor's fd
  *                               (luod must not take that for a release)
+ *     abandoned SECONDS         wait at most SECONDS for UpdateAbandoned (fails
+ *                               without it); prints "abandoned UPDATE-ID REASON"
  *
  * With TB_HOSTMARK set, the moments a delay inhibitor is released and a
  * GuestRunning call starts are written to /dev/console as "LUOD-TB:
@@ -31,7 +33,8 @@
  * DEVPATH held=USEC at=MONOTONIC-USEC[ synth=UUID]" (at: when it arrived).
  *
  * Exit 0 when every action succeeded; 1 at the first failure, printing
- * luod's error ("tb-hypervisor: assign ...: <message>") on stderr. */
+ * luod's error ("tb-hypervisor: assign ...: <message> [<error name>]") on
+ * stderr. */
 #include <errno.h>
 #include <inttypes.h>
 #include <time.h>
@@ -67,6 +70,18 @@ static int on_prepare(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
         printf("prepare %s\n", id ?: "?");
         fflush(stdout);
         prepared = 1;
+        return 0;
+}
+
+static int abandoned;
+
+static int on_abandoned(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        const char *id = NULL, *why = NULL;
+
+        (void) sd_bus_message_read(m, "ss", &id, &why);
+        printf("abandoned %s %s\n", id ?: "?", why ?: "?");
+        fflush(stdout);
+        abandoned = 1;
         return 0;
 }
 
@@ -161,7 +176,8 @@ static int call(sd_bus *bus, const char *what, const char *method, sd_bus_messag
                 r = sd_bus_call(bus, m, 0, &error, reply);
         sd_bus_message_unref(m);
         if (r < 0) {
-                fprintf(stderr, "tb-hypervisor: %s: %s\n", what, error.message ?: strerror(-r));
+                fprintf(stderr, "tb-hypervisor: %s: %s [%s]\n", what, error.message ?: strerror(-r),
+                        error.name ?: "-");
                 sd_bus_error_free(&error);
                 return -1;
         }
@@ -199,7 +215,8 @@ int main(int argc, char *argv[]) {
         /* Before registering: luod sends GuestRestored right after. */
         if (sd_bus_match_signal(bus, NULL, NULL, OBJECT_PATH, IFACE, "GuestRestored", on_restored, NULL) < 0 ||
             sd_bus_match_signal(bus, NULL, NULL, OBJECT_PATH, IFACE, "DeviceEvent", on_event, NULL) < 0 ||
-            sd_bus_match_signal(bus, NULL, NULL, OBJECT_PATH, IFACE, "EventsLost", on_lost, NULL) < 0)
+            sd_bus_match_signal(bus, NULL, NULL, OBJECT_PATH, IFACE, "EventsLost", on_lost, NULL) < 0 ||
+            sd_bus_match_signal(bus, NULL, NULL, OBJECT_PATH, IFACE, "UpdateAbandoned", on_abandoned, NULL) < 0)
                 return 1;
         /* NAME "-": an observer that does not register (GetEvents: every PF). */
         if (strcmp(name, "-") != 0) {
@@ -297,6 +314,20 @@ int main(int argc, char *argv[]) {
                         hostmark(name, "released");
                         printf("inhibit %s released\n", argv[i]);
                         i += 3;
+                } else if (strcmp(a, "abandoned") == 0 && argc - i >= 1) {
+                        uint64_t end = mono_us() + strtoull(argv[i++], NULL, 10) * 1000000;
+
+                        while (!abandoned && mono_us() < end) {
+                                r = sd_bus_process(bus, NULL);
+                                if (r < 0)
+                                        return 1;
+                                if (r == 0 && sd_bus_wait(bus, end - mono_us()) < 0)
+                                        return 1;
+                        }
+                        if (!abandoned) {
+                                fprintf(stderr, "tb-hypervisor: no UpdateAbandoned\n");
+                                return 1;
+                        }
                 } else if (strcmp(a, "restored") == 0) {
                         if (pump(bus, 1000 * 1000) < 0)
                                 return 1;

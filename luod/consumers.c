@@ -19,8 +19,7 @@
 #include "fs-util.h"
 #include "log.h"
 #include "macro.h"
-#include "manager.h"
-#include "update.h"
+#include "types.h"
 #include "report.h"
 
 extern uint64_t luod_start_tsc, luod_start_boottime_us;
@@ -424,10 +423,10 @@ int method_assign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         c = caller(m, msg, error, &r);
         if (!c)
                 return r;
-        if (update_busy(m))
+        if (manager_update_busy(m))
                 return sd_bus_error_setf(error, LUOD_ERROR_UPDATE_IN_PROGRESS,
                                          "Update %s is in progress: its record of the VF assignments was taken at "
-                                         "its preflight; assign or unassign after it", update_busy(m));
+                                         "its preflight; assign or unassign after it", manager_update_busy(m));
         if (!guest_name_ok(guest))
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Guest name must be 1..%d bytes, no control characters", GUEST_NAME_MAX);
@@ -475,10 +474,10 @@ int method_unassign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         c = caller(m, msg, error, &r);
         if (!c)
                 return r;
-        if (update_busy(m))
+        if (manager_update_busy(m))
                 return sd_bus_error_setf(error, LUOD_ERROR_UPDATE_IN_PROGRESS,
                                          "Update %s is in progress: its record of the VF assignments was taken at "
-                                         "its preflight; assign or unassign after it", update_busy(m));
+                                         "its preflight; assign or unassign after it", manager_update_busy(m));
         for (size_t i = 0; i < m->held.n_assignments; i++) {
                 const VfAssignment *a = &m->held.assignments[i];
 
@@ -724,7 +723,7 @@ int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         (void) sd_bus_emit_properties_changed(m->bus, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "Guests", NULL);
         journal_guest_running(m, c->name, guest, ms, from, approximate, phases);
         if (json_object_object_get_ex(m->report, "update_id", &update_id))
-                (void) manager_write_report(m, json_object_get_string(update_id));
+                (void) report_write(m, json_object_get_string(update_id));
         log_info("Guest %s of consumer %s runs again: downtime %.1f ms (%s to GuestRunning, %s)",
                  guest, c->name, ms, from, approximate ? "wall clock, approximate" : "TSC");
         return sd_bus_reply_method_return(msg, "d", ms);

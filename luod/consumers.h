@@ -14,29 +14,8 @@
 #include "inventory.h"
 #include "restore.h"
 
-typedef struct Manager Manager;
+#include "types.h"
 
-typedef struct Inhibitor {
-        char *consumer;
-        bool block;             /* block: Update refused; else delay */
-        char *why;
-        uid_t uid;              /* its consumer's uid (the cap is per uid) */
-        int fd;                 /* read end of the pipe; POLLHUP: released */
-} Inhibitor;
-
-/* A consumer name and the uid that registered it first (this luod run). */
-typedef struct ConsumerOwner {
-        char *name;
-        uid_t uid;
-} ConsumerOwner;
-
-typedef struct Consumer {
-        char *name;             /* [A-Za-z0-9._-]{1,64} */
-        char *sender;           /* unique bus name, e.g. ":1.42" */
-        uid_t uid;              /* the caller's (effective) uid, the name's owner */
-        sd_bus_track *track;    /* drops the consumer when its connection goes */
-        Manager *manager;
-} Consumer;
 
 /* Loads <state_dir>/assignments.json into m->held (missing: none).
  * Returns 0 or a negative errno (the file is kept and named in the log). */

@@ -16,14 +16,13 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "consumers.h"
 #include "event-attr.h"
 #include "errors.h"
 #include "events.h"
 #include "io-util.h"
 #include "log.h"
 #include "macro.h"
-#include "manager.h"
+#include "types.h"
 #include "pci-util.h"
 #include "sriov.h"
 #include "time-util.h"

@@ -28,6 +28,7 @@
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
+#include "report.h"
 #include "update.h"
 #include "tsc.h"
 
@@ -267,7 +268,7 @@ int main(int argc, char *argv[]) {
         if (m.events) {
                 (void) events_attach(&m, m.restore_pfs, m.n_restore_pfs, arg_replay_uevents);
                 if (m.report && *m.update_id)
-                        (void) manager_write_report(&m, m.update_id);
+                        (void) report_write(&m, m.update_id);
         }
 
         (void) sd_notifyf(0, "READY=1\nSTATUS=%s", m.state);
@@ -287,6 +288,7 @@ int main(int argc, char *argv[]) {
         (void) update_abandon(&m, "luod is exiting");
 
 finish:
+        update_done(&m);
         sd_bus_flush_close_unref(m.bus);
         sd_event_unref(m.event);
         manager_done(&m);

@@ -15,7 +15,6 @@
 #include "config.h"
 #include "consumers.h"
 #include "drivers.h"
-#include "errors.h"
 #include "events.h"
 #include "fs-util.h"
 #include "io-util.h"
@@ -29,8 +28,8 @@
 #include "restore.h"
 #include "sriov.h"
 #include "state.h"
+#include "status.h"
 #include "tsc.h"
-#include "update.h"
 #include "time-util.h"
 
 /* Read at the top of main(): when luod started in this kernel. */
@@ -48,7 +47,7 @@ static size_t initrd_state_paths(const Manager *m, char paths[2][PATH_MAX]) {
         return 2;
 }
 
-static void initrd_state_remove(const Manager *m) {
+void manager_initrd_state_remove(const Manager *m) {
         char paths[2][PATH_MAX];
         size_t n = initrd_state_paths(m, paths);
 
@@ -56,37 +55,6 @@ static void initrd_state_remove(const Manager *m) {
                 (void) unlink(paths[i]);
 }
 
-static inline void json_object_putp(json_object **o) {
-        json_object_put(*o);
-}
-
-int manager_set_string(char **p, const char *v) {
-        char *c = strdup(v ?: "");
-
-        if (!c)
-                return -ENOMEM;
-        free(*p);
-        *p = c;
-        return 0;
-}
-
-void manager_set_state(Manager *m, const char *state, const char *error) {
-        (void) manager_set_string(&m->state, state);
-        if (error)
-                (void) manager_set_string(&m->last_error, error);
-        if (m->bus)
-                (void) sd_bus_emit_properties_changed(m->bus, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE,
-                                                      "State", "LastError", "UpdateId", NULL);
-}
-
-/* The step Update is in, for live progress (property Phase). */
-void manager_set_phase(Manager *m, const char *phase) {
-        (void) manager_set_string(&m->phase, phase);
-        if (m->bus) {
-                (void) sd_bus_emit_properties_changed(m->bus, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "Phase", NULL);
-                (void) sd_bus_flush(m->bus);
-        }
-}
 
 int backends_from_string(const char *s, unsigned *ret) {
         unsigned b = 0;
@@ -108,170 +76,6 @@ int backends_from_string(const char *s, unsigned *ret) {
         if (b == 0)
                 return -EINVAL;
         *ret = b;
-        return 0;
-}
-
-static int method_get_inventory(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        _cleanup_luod_state_ LuodState s = {};
-        _cleanup_free_ char *buf = NULL;
-        size_t size;
-        int r;
-
-        r = record_fill_header(&s);
-        if (r >= 0)
-                r = sriov_scan(&s);
-        if (r >= 0) {
-                record_drop_unused(&s);
-                r = luod_state_serialize(&s, &buf, &size);
-        }
-        if (r < 0)
-                return sd_bus_error_set_errnof(error, -r, "Reading the SR-IOV inventory: %m");
-        /* The body: everything after the header line. */
-        const char *body = memchr(buf, '\n', size);
-        _cleanup_free_ char *text = strndup(body + 1, size - (size_t) (body + 1 - buf));
-        if (!text)
-                return -ENOMEM;
-        return sd_bus_reply_method_return(msg, "s", text);
-}
-
-static int method_get_report(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        _cleanup_(json_object_putp) json_object *loaded = NULL;
-        char path[PATH_MAX];
-
-        if (!m->report) {
-                snprintf(path, sizeof(path), "%s/report.json", m->state_dir);
-                struct stat st;
-
-                if (stat(path, &st) < 0)
-                        return (errno == ENOENT ? sd_bus_error_setf(error, LUOD_ERROR_NO_REPORT, "No update report in %s: %s", path,
-                                                                strerror(errno)) :
-                                sd_bus_error_set_errnof(error, errno, "No update report in %s: %m", path));
-                if (!S_ISREG(st.st_mode))
-                        return sd_bus_error_setf(error, LUOD_ERROR_STATE_CORRUPT, "The update report %s is not a regular file", path);
-                loaded = json_object_from_file(path);
-                if (!loaded)
-                        return sd_bus_error_setf(error, LUOD_ERROR_STATE_CORRUPT,
-                                                 "The update report %s is unreadable or not JSON (%s)",
-                                                 path, json_util_get_last_err() ?: "?");
-        }
-        return sd_bus_reply_method_return(msg, "s", json_object_to_json_string_ext(
-                                                  m->report ?: loaded, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
-}
-
-static void finished_mark(Manager *m, const char *update_id);
-
-static int method_discard(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        int r;
-
-        if (m->update)
-                return sd_bus_error_setf(error, LUOD_ERROR_UPDATE_IN_PROGRESS,
-                                         "Update %s is in progress; luoctl abandon it first", update_busy(m));
-        if (m->pending.update_id[0]) {
-                log_info("Discarding loaded update %s", m->pending.update_id);
-                (void) kexec_unload();
-                update_pending_drop(m);
-        }
-        if (m->luo_in_fd >= 0) {
-                r = luo_finish(m->luo_in_fd);
-                if (r < 0)
-                        return sd_bus_error_set_errnof(error, -r, "FINISH on the retrieved LUO session: %m");
-                close(m->luo_in_fd);
-                m->luo_in_fd = -EBADF;
-        }
-        r = file_remove(m->state_dir);
-        if (r < 0 && r != -ENOENT)
-                return sd_bus_error_set_errnof(error, -r, "Removing %s/state.luod-state: %m", m->state_dir);
-        initrd_state_remove(m);
-        if (m->update_id && *m->update_id && !m->pending.update_id[0])
-                finished_mark(m, m->update_id);
-        m->state_kept = false;
-        manager_set_state(m, "idle", "");
-        return sd_bus_reply_method_return(msg, NULL);
-}
-
-static int method_retry(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        _cleanup_free_ char *why = NULL;
-        int r;
-
-        if (update_busy(m))
-                return sd_bus_error_setf(error, LUOD_ERROR_UPDATE_IN_PROGRESS,
-                                         "Update %s is loaded; luoctl discard it first", update_busy(m));
-        if (!m->state_kept)
-                return sd_bus_error_setf(error, LUOD_ERROR_NOTHING_KEPT, "No preserved state is kept: nothing to retry");
-        r = manager_retry(m, &why);
-        if (r == -EBADMSG || r == -EPROTONOSUPPORT)
-                return sd_bus_error_setf(error, LUOD_ERROR_STATE_CORRUPT, "%s", why ?: "Retry failed");
-        if (r == -ENOENT)
-                return sd_bus_error_setf(error, LUOD_ERROR_NOTHING_KEPT, "%s", why ?: "Retry failed");
-        if (r < 0)
-                return sd_bus_error_set_errnof(error, -r, "%s", why ?: "Retry failed");
-        return sd_bus_reply_method_return(msg, "s", m->update_id);
-}
-
-static int property_get_version(sd_bus *bus, const char *path, const char *interface,
-                                const char *property, sd_bus_message *reply,
-                                void *userdata, sd_bus_error *error) {
-        return sd_bus_message_append(reply, "s", PACKAGE_VERSION);
-}
-
-/* Update, Discard and Retry lack SD_BUS_VTABLE_UNPRIVILEGED: sd-bus itself
- * refuses callers whose uid is not luod's (AccessDenied: dbus-daemon passes
- * no capabilities, so sd-bus compares uids); the bus policy
- * (units/org.luod1.conf) already lets only root send them. */
-static const sd_bus_vtable manager_vtable[] = {
-        SD_BUS_VTABLE_START(0),
-        SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("State", "s", NULL, offsetof(Manager, state), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("UpdateId", "s", NULL, offsetof(Manager, update_id), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("LastError", "s", NULL, offsetof(Manager, last_error), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("Phase", "s", NULL, offsetof(Manager, phase), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("Guests", "a(sssd)", property_get_guests, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_METHOD_WITH_ARGS("GetInventory", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", inventory),
-                                method_get_inventory, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("Update",
-                                SD_BUS_ARGS("s", kernel, "s", initrd, "s", cmdline, "t", flags),
-                                SD_BUS_RESULT("s", update_id, "s", plan),
-                                method_update, 0),
-        SD_BUS_METHOD_WITH_ARGS("GetReport", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", report),
-                                method_get_report, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD("Discard", NULL, NULL, method_discard, 0),
-        SD_BUS_METHOD_WITH_ARGS("Abandon", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", update_id), method_abandon, 0),
-        SD_BUS_METHOD_WITH_ARGS("Retry", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", update_id), method_retry, 0),
-        SD_BUS_METHOD_WITH_ARGS("RegisterConsumer", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
-                                method_register_consumer, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("AssignVF", SD_BUS_ARGS("s", guest, "s", pf_identity, "u", vf_index),
-                                SD_BUS_NO_RESULT, method_assign_vf, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("UnassignVF", SD_BUS_ARGS("s", guest, "s", pf_identity, "u", vf_index),
-                                SD_BUS_NO_RESULT, method_unassign_vf, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("GetAssignments", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssu)", assignments),
-                                method_get_assignments, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("GetGuests", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssd)", guests),
-                                method_get_guests, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("GuestRunning", SD_BUS_ARGS("s", guest), SD_BUS_RESULT("d", downtime_ms),
-                                method_guest_running, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("Inhibit", SD_BUS_ARGS("s", mode, "s", why), SD_BUS_RESULT("h", fd),
-                                method_inhibit, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("GetEvents", SD_BUS_ARGS("t", after_seqnum),
-                                SD_BUS_RESULT("t", lost, "a(stsssa{ss})", events), method_get_events,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_SIGNAL_WITH_ARGS("EventsLost", SD_BUS_ARGS("t", count), 0),
-        SD_BUS_SIGNAL_WITH_ARGS("DeviceEvent",
-                                SD_BUS_ARGS("s", pf_identity, "t", seqnum, "s", action, "s", subsystem,
-                                            "s", devpath, "a{ss}", properties, "t", held_usec), 0),
-        SD_BUS_SIGNAL_WITH_ARGS("PrepareForUpdate", SD_BUS_ARGS("s", update_id, "t", max_delay_usec), 0),
-        SD_BUS_SIGNAL_WITH_ARGS("UpdateAbandoned", SD_BUS_ARGS("s", update_id, "s", reason), 0),
-        SD_BUS_SIGNAL_WITH_ARGS("GuestRestored", SD_BUS_ARGS("s", consumer, "s", guest, "s", error, "b", ok), 0),
-        SD_BUS_VTABLE_END
-};
-
-int manager_add_bus_object(Manager *m) {
-        int r = sd_bus_add_object_vtable(m->bus, NULL, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE,
-                                         manager_vtable, m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to add object %s: %m", LUOD_OBJECT_PATH);
         return 0;
 }
 
@@ -321,44 +125,6 @@ static void keep_state(Manager *m, const char *backend, const char *buf, size_t 
                 log_info("Kept a copy of the preserved state in %s", path);
 }
 
-/* Writes the report to reports/<update_id>.json and report.json in the
- * state directory, each replaced atomically and durably. */
-int manager_write_report(Manager *m, const char *update_id) {
-        _cleanup_close_ int dir_fd = -EBADF, reports_fd = -EBADF;
-        char name[LUOD_UUID_STRING_MAX + 8];
-        const char *text;
-        size_t len;
-        int r;
-
-        if (m->events) {
-                json_object *ev = events_report(m);
-                if (ev)
-                        json_object_object_add(m->report, "events", ev);
-        }
-        text = json_object_to_json_string_length(m->report, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED, &len);
-        if (!text)
-                return log_error_errno(-ENOMEM, "Failed to format the report: %m");
-        (void) mkdir(m->state_dir, 0700);
-        dir_fd = open(m->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dir_fd < 0)
-                return log_error_errno(-errno, "Failed to open %s: %m", m->state_dir);
-        /* A new reports/ is made durable too, not only the files in it. */
-        if (mkdirat(dir_fd, "reports", 0755) >= 0)
-                (void) fsync_directory_at(dir_fd, ".");
-        reports_fd = openat(dir_fd, "reports", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (reports_fd < 0)
-                return log_error_errno(-errno, "Failed to open %s/reports: %m", m->state_dir);
-        if (snprintf(name, sizeof(name), "%s.json", update_id) >= (int) sizeof(name))
-                return log_error_errno(-ENAMETOOLONG, "Update id '%.40s...' is not a UUID: %m", update_id);
-        r = write_file_atomic_at(reports_fd, name, text, len, 0644);
-        if (r < 0)
-                return log_error_errno(r, "Failed to write %s/reports/%s: %m", m->state_dir, name);
-        r = write_file_atomic_at(dir_fd, "report.json", text, len, 0644);
-        if (r < 0)
-                return log_error_errno(r, "Failed to write %s/report.json: %m", m->state_dir);
-        return 0;
-}
-
 /* One structured journal entry per restore (catalog: units/luod.catalog). */
 static void journal_restore_done(Manager *m, const LuodState *s, const char *backend, size_t failed) {
         json_object *phases = NULL, *p, *name, *ms;
@@ -395,7 +161,7 @@ static int read_boot_id(char ret[static LUOD_UUID_STRING_MAX]) {
 /* <runtime_dir>/finished names the update this boot restored or discarded:
  * /run does not outlive the boot, so a luod restarted later in it knows
  * the command line's luod.update_id is dealt with, not lost. */
-static void finished_mark(Manager *m, const char *update_id) {
+void manager_finished_mark(Manager *m, const char *update_id) {
         char path[PATH_MAX];
         _cleanup_fclose_ FILE *f = NULL;
 
@@ -437,8 +203,8 @@ static int state_missing(Manager *m, const char *id) {
                                "LUOD_UPDATE_ID=%s", id,
                                "LUOD_STATE_DIR=%s", m->state_dir,
                                NULL);
-        (void) manager_set_string(&m->update_id, id);
-        manager_set_state(m, "failed", msg);
+        (void) status_set_string(&m->update_id, id);
+        status_set_state(m, "failed", msg);
         return -ENOENT;
 }
 
@@ -464,7 +230,7 @@ static int state_consume(Manager *m, LuodState *s, const char *boot_id, const ch
         /* The copy supersedes the initramfs one: only one of them may be
          * found by a restarted luod. */
         if (strcmp(backend, "initrd") == 0)
-                initrd_state_remove(m);
+                manager_initrd_state_remove(m);
         return 0;
 }
 
@@ -479,17 +245,17 @@ static int restore_state(Manager *m, LuodState *s, const char *backend, const ch
         size_t size;
         int r;
 
-        (void) manager_set_string(&m->update_id, s->update_id);
+        (void) status_set_string(&m->update_id, s->update_id);
         log_info("Restoring update %s from %s: %zu PFs%s%s (attempt %u)", s->update_id, backend, s->n_pfs,
                  *how ? ", " : "", how, s->consumed_attempt);
-        manager_set_state(m, "restoring", NULL);
+        status_set_state(m, "restoring", NULL);
         RestoreOptions opt = RESTORE_OPTIONS_DEFAULT;
         opt.driver_wait_usec = m->driver_wait_usec;
         int rr = restore_all(s, &opt, &pfs);
         if (rr == -ENOMEM) {
                 m->state_kept = true;
                 snprintf(msg, sizeof(msg), "Restore of update %s: out of memory; state kept", s->update_id);
-                manager_set_state(m, "failed", msg);
+                status_set_state(m, "failed", msg);
                 return log_error_errno(rr, "%s", msg);
         }
         uint64_t end_tsc = tsc_read();
@@ -533,7 +299,7 @@ static int restore_state(Manager *m, LuodState *s, const char *backend, const ch
                 m->tsc_khz = s->tsc_khz;
         }
         if (m->report)
-                (void) manager_write_report(m, s->update_id);
+                (void) report_write(m, s->update_id);
         size_t failed = 0;
         for (size_t i = 0; i < s->n_pfs; i++)
                 failed += pfs[i].error != 0;
@@ -549,7 +315,7 @@ static int restore_state(Manager *m, LuodState *s, const char *backend, const ch
                 if (record_serialize(s, &buf, &size) >= 0)
                         keep_state(m, backend, buf, size);
                 m->state_kept = true;
-                manager_set_state(m, "failed", msg);
+                status_set_state(m, "failed", msg);
                 return rr;
         }
 
@@ -561,14 +327,14 @@ static int restore_state(Manager *m, LuodState *s, const char *backend, const ch
                 close(m->luo_in_fd);
                 m->luo_in_fd = -EBADF;
         }
-        initrd_state_remove(m);
+        manager_initrd_state_remove(m);
         r = file_remove(m->state_dir);
         if (r < 0 && r != -ENOENT)
                 log_warning_errno(r, "Failed to remove %s/state.luod-state: %m", m->state_dir);
-        finished_mark(m, s->update_id);
+        manager_finished_mark(m, s->update_id);
         m->state_kept = false;
         log_info("Restored update %s: %zu PFs", s->update_id, s->n_pfs);
-        manager_set_state(m, "restored", "");
+        status_set_state(m, "restored", "");
         return 0;
 }
 
@@ -577,7 +343,7 @@ static int restore_state(Manager *m, LuodState *s, const char *backend, const ch
 static int refuse_state(Manager *m, const char *backend, const char *buf, size_t size, int r, const char *msg) {
         log_error("%s", msg);
         keep_state(m, backend, buf, size);
-        manager_set_state(m, "failed", msg);
+        status_set_state(m, "failed", msg);
         return r;
 }
 
@@ -603,7 +369,7 @@ int manager_restore_at_start(Manager *m) {
                          m->state_dir, strerror(-r));
                 log_error("%s", msg);
                 m->state_kept = true;
-                manager_set_state(m, "failed", msg);
+                status_set_state(m, "failed", msg);
                 return r;
         }
 
@@ -613,7 +379,7 @@ int manager_restore_at_start(Manager *m) {
                          backend, perr ?: "?", strerror(-r));
                 return refuse_state(m, backend, buf, size, r, msg);
         }
-        (void) manager_set_string(&m->update_id, s.update_id);
+        (void) status_set_string(&m->update_id, s.update_id);
         r = read_boot_id(boot);
         if (r < 0) {
                 snprintf(msg, sizeof(msg), "Refusing the preserved state of update %s from %s: this boot's id "
@@ -675,7 +441,6 @@ int manager_retry(Manager *m, char **ret_error) {
 }
 
 void manager_done(Manager *m) {
-        update_done(m);
         m->execute_source = sd_event_source_disable_unref(m->execute_source);
         consumers_done(m);
         events_done(m);

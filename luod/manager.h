@@ -1,88 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-#include <json-c/json.h>
-#include <systemd/sd-bus.h>
-#include <systemd/sd-event.h>
-
-#include "inventory.h"
-
-/* Update flags of org.luod1.Manager.Update (proto/org.luod1.Manager.xml). */
-#define UPDATE_DRY_RUN        (UINT64_C(1) << 0)
-#define UPDATE_VIA_SYSTEMD    (UINT64_C(1) << 1)
-#define UPDATE_FLAGS_ALL      (UPDATE_DRY_RUN | UPDATE_VIA_SYSTEMD)
-
-/* Preservation backends Update may use (luod --backends), tried in this
- * order: LUO session, state appended to the initrd, state file. */
-#define BACKEND_LUO           (1U << 0)
-#define BACKEND_INITRD        (1U << 1)
-#define BACKEND_FILE          (1U << 2)
-#define BACKEND_ALL           (BACKEND_LUO | BACKEND_INITRD | BACKEND_FILE)
+#include "types.h"
 
 /* Parses a comma-separated list of "luo", "initrd", "file" into BACKEND_*
  * bits.  Returns 0, or -EINVAL for an empty list or an unknown name. */
 int backends_from_string(const char *s, unsigned *ret);
-
-typedef struct Consumer Consumer;
-typedef struct Inhibitor Inhibitor;
-typedef struct Events Events;
-typedef struct PfRestore PfRestore;
-typedef struct Update Update;
-
-typedef struct Manager {
-        sd_event *event;
-        sd_bus *bus;
-        const char *state_dir;          /* /var/lib/luod: state file, reports */
-        const char *runtime_dir;        /* /run/luod: initrd copies, the initrd backend's state */
-        uint64_t driver_wait_usec;      /* restore: bound on each PF driver wait */
-        const char *modules_root;       /* /lib/modules: the new kernel's module indexes */
-        unsigned backends;              /* BACKEND_*: what Update may use; restore looks everywhere */
-        char *state;                    /* "idle", "restoring", "restored", "loaded", "failed" */
-        char *update_id;                /* last or pending update, "" if none */
-        char *last_error;               /* "" if none */
-        char *phase;                    /* Update's current step, "" outside Update */
-        json_object *report;            /* the last update's report, or NULL */
-
-        /* The update between its preflight and its load (update.c). */
-        Update *update;
-        /* A loaded update waiting for kexec -e. */
-        LuodState pending;
-        int luo_out_fd;                 /* outgoing LUO session: unpreserves when closed */
-        char *pending_backend;
-        char *pending_initrd;           /* initrd with the appended state, removed on failure */
-        bool pending_via_systemd;
-        bool pending_prepared;          /* PrepareForUpdate went out for it */
-        bool executing;                 /* systemctl kexec accepted: past abandoning */
-        sd_event_source *execute_source;
-
-        /* What the restore at start found; kept until restored or discarded. */
-        int luo_in_fd;                  /* retrieved LUO session, FINISH after a full restore */
-        bool state_kept;                /* a preserved state is still held */
-
-        /* Consumers (consumers.c): registered connections, and the VF
-         * assignments, kept in held.assignments (nothing else of held is
-         * used) and <state_dir>/assignments.json. */
-        Consumer **consumers;
-        size_t n_consumers;
-        struct ConsumerOwner *owners;   /* name -> uid that registered it first */
-        size_t n_owners;
-        LuodState held;
-        Inhibitor *inhibitors;
-        size_t n_inhibitors;
-        uint64_t max_delay_usec;        /* --max-delay: bound on delay inhibitors */
-        uint64_t blackout_start_tsc;    /* restored update: its persist-start (TSC), 0 = unknown */
-        uint64_t tsc_khz;               /* and the TSC rate recorded before the kexec */
-        LuodState restored;             /* its timestamps (only those are kept) */
-        PfRestore *restore_pfs;         /* and its per-PF results (restore.h) */
-        size_t n_restore_pfs;
-        uint64_t restore_end_us;        /* CLOCK_MONOTONIC */
-        uint64_t restore_end_tsc;
-
-        /* Held and replayed device events (events.c). */
-        Events *events;
-        unsigned event_buffer;          /* --event-buffer: events kept for GetEvents */
-        bool replay_uevents;            /* --replay-uevents: "add <uuid>" to each restored VF */
-} Manager;
 
 /* Runs at start, before the bus name is taken: finds a preserved state
  * (LUO session "luod", then <runtime_dir> or /luod from the initramfs, then
@@ -115,18 +38,13 @@ int manager_restore_at_start(Manager *m);
  * of the state file write, -ENOMEM. */
 int manager_retry(Manager *m, char **ret_error);
 
-/* Writes m->report to <state_dir>/reports/<update_id>.json and
- * <state_dir>/report.json.  Returns 0 or a negative errno (logged). */
-int manager_write_report(Manager *m, const char *update_id);
+/* Marks update_id finished in this boot (<runtime_dir>/finished): a command
+ * line that still names it is no lost state. */
+void manager_finished_mark(Manager *m, const char *update_id);
 
-/* Replaces *p by a copy of v ("" for NULL).  Returns 0 or -ENOMEM. */
-int manager_set_string(char **p, const char *v);
+/* Removes the initrd backend's state where this boot's initramfs left it. */
+void manager_initrd_state_remove(const Manager *m);
 
-/* Sets State (and LastError when error is not NULL) and emits their change. */
-void manager_set_state(Manager *m, const char *state, const char *error);
-
-/* Sets Phase, the step Update is in, and emits its change at once. */
-void manager_set_phase(Manager *m, const char *phase);
 
 /* Adds org.luod1.Manager at /org/luod1 to m->bus. */
 int manager_add_bus_object(Manager *m);

@@ -3,6 +3,14 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "events.h"
+#include "fs-util.h"
+#include "log.h"
 #include "macro.h"
 #include "report.h"
 
@@ -148,4 +156,42 @@ json_object *report_build(const LuodState *want, const char *backend, const PfRe
         }
         json_object_object_add(o, "pfs", jpfs);
         return o;
+}
+
+/* Writes the report to reports/<update_id>.json and report.json in the
+ * state directory, each replaced atomically and durably. */
+int report_write(Manager *m, const char *update_id) {
+        _cleanup_close_ int dir_fd = -EBADF, reports_fd = -EBADF;
+        char name[LUOD_UUID_STRING_MAX + 8];
+        const char *text;
+        size_t len;
+        int r;
+
+        if (m->events) {
+                json_object *ev = events_report(m);
+                if (ev)
+                        json_object_object_add(m->report, "events", ev);
+        }
+        text = json_object_to_json_string_length(m->report, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED, &len);
+        if (!text)
+                return log_error_errno(-ENOMEM, "Failed to format the report: %m");
+        (void) mkdir(m->state_dir, 0700);
+        dir_fd = open(m->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0)
+                return log_error_errno(-errno, "Failed to open %s: %m", m->state_dir);
+        /* A new reports/ is made durable too, not only the files in it. */
+        if (mkdirat(dir_fd, "reports", 0755) >= 0)
+                (void) fsync_directory_at(dir_fd, ".");
+        reports_fd = openat(dir_fd, "reports", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (reports_fd < 0)
+                return log_error_errno(-errno, "Failed to open %s/reports: %m", m->state_dir);
+        if (snprintf(name, sizeof(name), "%s.json", update_id) >= (int) sizeof(name))
+                return log_error_errno(-ENAMETOOLONG, "Update id '%.40s...' is not a UUID: %m", update_id);
+        r = write_file_atomic_at(reports_fd, name, text, len, 0644);
+        if (r < 0)
+                return log_error_errno(r, "Failed to write %s/reports/%s: %m", m->state_dir, name);
+        r = write_file_atomic_at(dir_fd, "report.json", text, len, 0644);
+        if (r < 0)
+                return log_error_errno(r, "Failed to write %s/report.json: %m", m->state_dir);
+        return 0;
 }

@@ -4,6 +4,7 @@
 #include <json-c/json.h>
 
 #include "inventory.h"
+#include "types.h"
 #include "kmsg.h"
 #include "restore.h"
 
@@ -31,3 +32,10 @@
 json_object *report_build(const LuodState *want, const char *backend, const PfRestore *pfs,
                           uint64_t luod_start_tsc, uint64_t boottime_us, uint64_t restore_end_tsc,
                           const KernelBootLog *kboot);
+
+/* The one place a finished report is written: m->report (with the device
+ * events' figures added) to <state_dir>/reports/<update_id>.json and
+ * <state_dir>/report.json, each replaced atomically and durably (temporary
+ * file, fsync, rename, directory fsync).  Returns 0 or a negative errno
+ * (logged). */
+int report_write(Manager *m, const char *update_id);

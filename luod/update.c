@@ -35,11 +35,12 @@
 #include "io-util.h"
 #include "kexec.h"
 #include "log.h"
-#include "manager.h"
+#include "types.h"
 #include "preserve.h"
 #include "record.h"
 #include "sriov.h"
 #include "state.h"
+#include "status.h"
 #include "time-util.h"
 #include "tsc.h"
 #include "update.h"
@@ -122,7 +123,7 @@ static int update_step(Update *u, UpdateStep to) {
                 return -EINVAL;
         }
         u->step = to;
-        manager_set_phase(u->m, to <= UPDATE_STEP_KEXEC_LOAD ? update_step_to_string(to) : "");
+        status_set_phase(u->m, to <= UPDATE_STEP_KEXEC_LOAD ? update_step_to_string(to) : "");
         return 0;
 }
 
@@ -153,7 +154,7 @@ static Update *update_free(Update *u) {
         free(u->cmdline);
         free(u->out);
         json_object_put(u->plan);
-        manager_set_phase(u->m, "");
+        status_set_phase(u->m, "");
         free(u);
         return NULL;
 }
@@ -191,7 +192,7 @@ static void update_end(Update *u, int r, const char *error_name, const char *fmt
                 (void) unlink(u->out);
         if (u->prepared)
                 emit_abandoned(u->m, u->s.update_id, msg ?: "");
-        manager_set_state(u->m, "failed", msg ?: "out of memory");
+        status_set_state(u->m, "failed", msg ?: "out of memory");
         if (u->request) {
                 if (error_name)
                         (void) sd_bus_reply_method_errorf(u->request, error_name, "%s", msg ?: "");
@@ -597,9 +598,9 @@ static void update_loaded(Update *u) {
         m->pending_initrd = TAKE_PTR(u->out);
         m->pending_via_systemd = u->flags & UPDATE_VIA_SYSTEMD;
         m->pending_prepared = u->prepared;
-        (void) manager_set_string(&m->update_id, m->pending.update_id);
+        (void) status_set_string(&m->update_id, m->pending.update_id);
         json_object_object_add(u->plan, "backend", json_object_new_string(u->backend));
-        manager_set_state(m, "loaded", "");
+        status_set_state(m, "loaded", "");
         r = sd_bus_reply_method_return(u->request, "ss", m->pending.update_id,
                                        json_object_to_json_string_ext(u->plan, JSON_C_TO_STRING_PRETTY |
                                                                       JSON_C_TO_STRING_SPACED));
@@ -633,8 +634,8 @@ static void update_start(Update *u) {
          * a consumer paused for PrepareForUpdate(update_id) sees State
          * "failed" with this UpdateId, and UpdateAbandoned, if it does not
          * happen. */
-        (void) manager_set_string(&m->update_id, u->s.update_id);
-        manager_set_state(m, "preparing", "");
+        (void) status_set_string(&m->update_id, u->s.update_id);
+        status_set_state(m, "preparing", "");
         if (strcmp(u->backend, "initrd") != 0 && update_load(u) < 0)
                 return;
         update_prepare(u);
@@ -673,7 +674,7 @@ static int on_execute(sd_event_source *s, void *userdata) {
         r = kexec_execute(m->pending_via_systemd);
         if (r >= 0 && m->pending_via_systemd) {
                 m->executing = true;
-                manager_set_state(m, "executing", NULL);
+                status_set_state(m, "executing", NULL);
                 return 0;
         }
         /* kexec -e returned: still on the old kernel, VFs untouched. */
@@ -684,7 +685,7 @@ static int on_execute(sd_event_source *s, void *userdata) {
         if (m->pending_prepared)
                 emit_abandoned(m, m->pending.update_id, msg);
         update_pending_drop(m);
-        manager_set_state(m, "failed", msg);
+        status_set_state(m, "failed", msg);
         return 0;
 }
 
@@ -706,14 +707,6 @@ void update_pending_drop(Manager *m) {
         luod_state_free(&m->pending);
 }
 
-const char *update_busy(const Manager *m) {
-        if (m->update)
-                return m->update->s.update_id;
-        if (m->pending.update_id[0])
-                return m->pending.update_id;
-        return NULL;
-}
-
 int update_abandon(Manager *m, const char *why) {
         char msg[512];
 
@@ -730,7 +723,7 @@ int update_abandon(Manager *m, const char *why) {
         if (m->pending_prepared)
                 emit_abandoned(m, m->pending.update_id, msg);
         update_pending_drop(m);
-        manager_set_state(m, "failed", msg);
+        status_set_state(m, "failed", msg);
         return 1;
 }
 
@@ -757,7 +750,7 @@ int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
                 r = preflight_refusals(m, error);
         if (r < 0)
                 return r;
-        manager_set_phase(m, "preflight");
+        status_set_phase(m, "preflight");
         r = update_preflight(u, error);
         if (r < 0)
                 return r;
@@ -778,9 +771,9 @@ int method_abandon(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
                 return sd_bus_error_setf(error, LUOD_ERROR_UPDATE_IN_PROGRESS,
                                          "Update %s is past the point of no return: systemctl kexec runs",
                                          m->pending.update_id);
-        if (!update_busy(m))
+        if (!manager_update_busy(m))
                 return sd_bus_error_setf(error, LUOD_ERROR_NO_UPDATE, "No update is in progress or loaded");
-        snprintf(id, sizeof(id), "%s", update_busy(m));
+        snprintf(id, sizeof(id), "%s", manager_update_busy(m));
         (void) update_abandon(m, "luoctl abandon (D-Bus Abandon)");
         return sd_bus_reply_method_return(msg, "s", id);
 }

@@ -4,8 +4,7 @@
 #include <errno.h>
 #include <systemd/sd-bus.h>
 
-typedef struct Manager Manager;
-typedef struct Update Update;
+#include "types.h"
 
 /* The steps of one org.luod1.Manager.Update call, in order.  The first
  * five are also the Phase property's values; the others show Phase "". */
@@ -35,10 +34,6 @@ int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 
 /* D-Bus Abandon: ends the update in progress or loaded, before kexec -e. */
 int method_abandon(sd_bus_message *msg, void *userdata, sd_bus_error *error);
-
-/* The id of the update in progress (preflight to kexec -e) or loaded, or
- * NULL when there is none. */
-const char *update_busy(const Manager *m);
 
 /* Abandons whatever update is in progress or loaded and not yet handed to
  * systemctl kexec: the kernel is unloaded, the persisted state removed (LUO

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The types luod's modules share: the Manager (every object luod holds),
+ * consumers and inhibitors.  Types only, no functions of a module: every
+ * module may include it without depending on another (see
+ * tools/check-include-cycles.py). */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <sys/types.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "inventory.h"
+
+typedef struct Manager Manager;
+
+typedef struct Inhibitor {
+        char *consumer;
+        bool block;             /* block: Update refused; else delay */
+        char *why;
+        uid_t uid;              /* its consumer's uid (the cap is per uid) */
+        int fd;                 /* read end of the pipe; POLLHUP: released */
+} Inhibitor;
+
+/* A consumer name and the uid that registered it first (this luod run). */
+typedef struct ConsumerOwner {
+        char *name;
+        uid_t uid;
+} ConsumerOwner;
+
+typedef struct Consumer {
+        char *name;             /* [A-Za-z0-9._-]{1,64} */
+        char *sender;           /* unique bus name, e.g. ":1.42" */
+        uid_t uid;              /* the caller's (effective) uid, the name's owner */
+        sd_bus_track *track;    /* drops the consumer when its connection goes */
+        Manager *manager;
+} Consumer;
+
+/* Update flags of org.luod1.Manager.Update (proto/org.luod1.Manager.xml). */
+#define UPDATE_DRY_RUN        (UINT64_C(1) << 0)
+#define UPDATE_VIA_SYSTEMD    (UINT64_C(1) << 1)
+#define UPDATE_FLAGS_ALL      (UPDATE_DRY_RUN | UPDATE_VIA_SYSTEMD)
+
+/* Preservation backends Update may use (luod --backends), tried in this
+ * order: LUO session, state appended to the initrd, state file. */
+#define BACKEND_LUO           (1U << 0)
+#define BACKEND_INITRD        (1U << 1)
+#define BACKEND_FILE          (1U << 2)
+#define BACKEND_ALL           (BACKEND_LUO | BACKEND_INITRD | BACKEND_FILE)
+
+typedef struct Events Events;
+typedef struct PfRestore PfRestore;
+typedef struct Update Update;
+
+typedef struct Manager {
+        sd_event *event;
+        sd_bus *bus;
+        const char *state_dir;          /* /var/lib/luod: state file, reports */
+        const char *runtime_dir;        /* /run/luod: initrd copies, the initrd backend's state */
+        uint64_t driver_wait_usec;      /* restore: bound on each PF driver wait */
+        const char *modules_root;       /* /lib/modules: the new kernel's module indexes */
+        unsigned backends;              /* BACKEND_*: what Update may use; restore looks everywhere */
+        char *state;                    /* "idle", "restoring", "restored", "loaded", "failed" */
+        char *update_id;                /* last or pending update, "" if none */
+        char *last_error;               /* "" if none */
+        char *phase;                    /* Update's current step, "" outside Update */
+        json_object *report;            /* the last update's report, or NULL */
+
+        /* The update between its preflight and its load (update.c). */
+        Update *update;
+        /* A loaded update waiting for kexec -e. */
+        LuodState pending;
+        int luo_out_fd;                 /* outgoing LUO session: unpreserves when closed */
+        char *pending_backend;
+        char *pending_initrd;           /* initrd with the appended state, removed on failure */
+        bool pending_via_systemd;
+        bool pending_prepared;          /* PrepareForUpdate went out for it */
+        bool executing;                 /* systemctl kexec accepted: past abandoning */
+        sd_event_source *execute_source;
+
+        /* What the restore at start found; kept until restored or discarded. */
+        int luo_in_fd;                  /* retrieved LUO session, FINISH after a full restore */
+        bool state_kept;                /* a preserved state is still held */
+
+        /* Consumers (consumers.c): registered connections, and the VF
+         * assignments, kept in held.assignments (nothing else of held is
+         * used) and <state_dir>/assignments.json. */
+        Consumer **consumers;
+        size_t n_consumers;
+        struct ConsumerOwner *owners;   /* name -> uid that registered it first */
+        size_t n_owners;
+        LuodState held;
+        Inhibitor *inhibitors;
+        size_t n_inhibitors;
+        uint64_t max_delay_usec;        /* --max-delay: bound on delay inhibitors */
+        uint64_t blackout_start_tsc;    /* restored update: its persist-start (TSC), 0 = unknown */
+        uint64_t tsc_khz;               /* and the TSC rate recorded before the kexec */
+        LuodState restored;             /* its timestamps (only those are kept) */
+        PfRestore *restore_pfs;         /* and its per-PF results (restore.h) */
+        size_t n_restore_pfs;
+        uint64_t restore_end_us;        /* CLOCK_MONOTONIC */
+        uint64_t restore_end_tsc;
+
+        /* Held and replayed device events (events.c). */
+        Events *events;
+        unsigned event_buffer;          /* --event-buffer: events kept for GetEvents */
+        bool replay_uevents;            /* --replay-uevents: "add <uuid>" to each restored VF */
+} Manager;
+
+/* The id of the update between its preflight and kexec -e (in progress or
+ * loaded), or NULL when there is none. */
+static inline const char *manager_update_busy(const Manager *m) {
+        if (m->update)
+                return m->update_id;
+        if (m->pending.update_id[0])
+                return m->pending.update_id;
+        return NULL;
+}

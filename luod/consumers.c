@@ -408,6 +408,26 @@ static Consumer *caller(Manager *m, sd_bus_message *msg, sd_bus_error *error, in
         return c;
 }
 
+/* AssignVF's and UnassignVF's arguments and caller.  The record of the VF
+ * assignments an update carries is taken at its preflight: they do not
+ * change until the update ends. */
+static int assignment_args(Manager *m, sd_bus_message *msg, sd_bus_error *error, const char **guest,
+                           const char **identity, uint32_t *index, Consumer **ret) {
+        int r;
+
+        r = sd_bus_message_read(msg, "ssu", guest, identity, index);
+        if (r < 0)
+                return r;
+        *ret = caller(m, msg, error, &r);
+        if (!*ret)
+                return r;
+        if (manager_update_busy(m))
+                return sd_bus_error_setf(error, LUOD_ERROR_UPDATE_IN_PROGRESS,
+                                         "Update %s is in progress: its record of the VF assignments was taken at "
+                                         "its preflight; assign or unassign after it", manager_update_busy(m));
+        return 0;
+}
+
 int method_assign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
         _cleanup_luod_state_ LuodState now = {};
@@ -417,16 +437,9 @@ int method_assign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Consumer *c;
         int r = 0;
 
-        r = sd_bus_message_read(msg, "ssu", &guest, &identity, &index);
+        r = assignment_args(m, msg, error, &guest, &identity, &index, &c);
         if (r < 0)
                 return r;
-        c = caller(m, msg, error, &r);
-        if (!c)
-                return r;
-        if (manager_update_busy(m))
-                return sd_bus_error_setf(error, LUOD_ERROR_UPDATE_IN_PROGRESS,
-                                         "Update %s is in progress: its record of the VF assignments was taken at "
-                                         "its preflight; assign or unassign after it", manager_update_busy(m));
         if (!guest_name_ok(guest))
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Guest name must be 1..%d bytes, no control characters", GUEST_NAME_MAX);
@@ -468,16 +481,9 @@ int method_unassign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         Consumer *c;
         int r = 0;
 
-        r = sd_bus_message_read(msg, "ssu", &guest, &identity, &index);
+        r = assignment_args(m, msg, error, &guest, &identity, &index, &c);
         if (r < 0)
                 return r;
-        c = caller(m, msg, error, &r);
-        if (!c)
-                return r;
-        if (manager_update_busy(m))
-                return sd_bus_error_setf(error, LUOD_ERROR_UPDATE_IN_PROGRESS,
-                                         "Update %s is in progress: its record of the VF assignments was taken at "
-                                         "its preflight; assign or unassign after it", manager_update_busy(m));
         for (size_t i = 0; i < m->held.n_assignments; i++) {
                 const VfAssignment *a = &m->held.assignments[i];
 

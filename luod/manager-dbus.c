@@ -14,6 +14,7 @@
 #include "consumers.h"
 #include "errors.h"
 #include "events.h"
+#include "json-util.h"
 #include "kexec.h"
 #include "log.h"
 #include "manager.h"
@@ -23,9 +24,6 @@
 #include "status.h"
 #include "update.h"
 
-static inline void json_object_putp(json_object **o) {
-        json_object_put(*o);
-}
 
 static int method_get_inventory(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_luod_state_ LuodState s = {};

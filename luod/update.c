@@ -643,6 +643,16 @@ static void update_start(Update *u) {
 
 /* ---- execute, abandon --------------------------------------------------- */
 
+/* Ends the loaded update: kernel unloaded, state removed, prepared
+ * consumers told; State "failed" with msg. */
+static void pending_end(Manager *m, const char *msg) {
+        (void) kexec_unload();
+        if (m->pending_prepared)
+                emit_abandoned(m, m->pending.update_id, msg);
+        update_pending_drop(m);
+        status_set_state(m, "failed", msg);
+}
+
 static bool stop_signal_pending(void) {
         sigset_t p;
 
@@ -681,11 +691,7 @@ static int on_execute(sd_event_source *s, void *userdata) {
         snprintf(msg, sizeof(msg), "kexec of update %s failed: %s; still on the old kernel, "
                  "nothing changed", m->pending.update_id, strerror(r < 0 ? -r : EIO));
         log_error("%s", msg);
-        (void) kexec_unload();
-        if (m->pending_prepared)
-                emit_abandoned(m, m->pending.update_id, msg);
-        update_pending_drop(m);
-        status_set_state(m, "failed", msg);
+        pending_end(m, msg);
         return 0;
 }
 
@@ -719,11 +725,7 @@ int update_abandon(Manager *m, const char *why) {
                 return 0;
         snprintf(msg, sizeof(msg), "Update %s abandoned: %s", m->pending.update_id, why);
         log_warning("%s; unloading the kernel and removing its state", msg);
-        (void) kexec_unload();
-        if (m->pending_prepared)
-                emit_abandoned(m, m->pending.update_id, msg);
-        update_pending_drop(m);
-        status_set_state(m, "failed", msg);
+        pending_end(m, msg);
         return 1;
 }
 

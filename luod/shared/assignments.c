@@ -10,6 +10,7 @@
 
 #include "assignments.h"
 #include "fs-util.h"
+#include "json-util.h"
 #include "log.h"
 #include "macro.h"
 
@@ -17,30 +18,6 @@
 #define INDEX_WHERE_MAX 40
 #define ENTRY_WHERE_MAX 128
 
-static inline void json_object_putp(json_object **o) {
-        json_object_put(*o);
-}
-
-static inline void json_tokener_freep(json_tokener **t) {
-        if (*t)
-                json_tokener_free(*t);
-}
-
-/* Sets *error to "where: key: reason" (key optional), or to NULL when out of
- * memory, and returns r. */
-__attribute__((format(printf, 5, 6)))
-static int fail(int r, char **error, const char *where, const char *key, const char *fmt, ...) {
-        _cleanup_free_ char *reason = NULL;
-        va_list ap;
-
-        va_start(ap, fmt);
-        if (vasprintf(&reason, fmt, ap) < 0)
-                reason = NULL;
-        va_end(ap);
-        if (!reason || asprintf(error, "%s: %s%s%s", where, key ?: "", key ? ": " : "", reason) < 0)
-                *error = NULL;
-        return r;
-}
 
 /* A non-empty UTF-8 string without NUL, copied. */
 static int get_string(json_object *e, const char *where, const char *key, char **ret, char **error) {
@@ -48,17 +25,17 @@ static int get_string(json_object *e, const char *where, const char *key, char *
         const char *s;
 
         if (!json_object_object_get_ex(e, key, &v))
-                return fail(-EBADMSG, error, where, key, "missing");
+                return json_fail(-EBADMSG, error, where, key, "missing");
         if (!json_object_is_type(v, json_type_string))
-                return fail(-EBADMSG, error, where, key, "expected string, got %s",
+                return json_fail(-EBADMSG, error, where, key, "expected string, got %s",
                             json_type_to_name(json_object_get_type(v)));
         s = json_object_get_string(v);
         if (strlen(s) != (size_t) json_object_get_string_len(v))
-                return fail(-EBADMSG, error, where, key, "contains a NUL character");
+                return json_fail(-EBADMSG, error, where, key, "contains a NUL character");
         if (!*s)
-                return fail(-EBADMSG, error, where, key, "empty");
+                return json_fail(-EBADMSG, error, where, key, "empty");
         if (!luod_state_utf8_valid(s))
-                return fail(-EBADMSG, error, where, key, "not UTF-8");
+                return json_fail(-EBADMSG, error, where, key, "not UTF-8");
         *ret = strdup(s);
         return *ret ? 0 : -ENOMEM;
 }
@@ -71,15 +48,15 @@ static int get_uint(json_object *e, const char *where, const char *key, uint64_t
         uint64_t u;
 
         if (!json_object_object_get_ex(e, key, &v))
-                return fail(-EBADMSG, error, where, key, "missing");
+                return json_fail(-EBADMSG, error, where, key, "missing");
         if (!json_object_is_type(v, json_type_int))
-                return fail(-EBADMSG, error, where, key, "expected int, got %s",
+                return json_fail(-EBADMSG, error, where, key, "expected int, got %s",
                             json_type_to_name(json_object_get_type(v)));
         if (json_object_get_int64(v) < 0)
-                return fail(-EBADMSG, error, where, key, "%" PRId64 " is negative", json_object_get_int64(v));
+                return json_fail(-EBADMSG, error, where, key, "%" PRId64 " is negative", json_object_get_int64(v));
         u = json_object_get_uint64(v);
         if (u > max)
-                return fail(-EBADMSG, error, where, key, "%" PRIu64 " is out of range 0..%" PRIu64, u, max);
+                return json_fail(-EBADMSG, error, where, key, "%" PRIu64 " is out of range 0..%" PRIu64, u, max);
         *ret = u;
         return 0;
 }
@@ -91,7 +68,7 @@ static int entry_from_json(json_object *e, size_t i, VfAssignment *a, char **err
 
         snprintf(where, sizeof(where), "assignments[%zu]", i);
         if (!json_object_is_type(e, json_type_object))
-                return fail(-EBADMSG, error, where, NULL, "expected object, got %s",
+                return json_fail(-EBADMSG, error, where, NULL, "expected object, got %s",
                             json_type_to_name(json_object_get_type(e)));
         r = get_string(e, where, "consumer", &a->consumer, error);
         if (r < 0)
@@ -130,19 +107,19 @@ static int assignments_verify(const LuodState *s, char **error) {
                 if (!a->consumer || !*a->consumer || !a->guest || !*a->guest || !a->pf_identity || !*a->pf_identity ||
                     !luod_state_utf8_valid(a->consumer) || !luod_state_utf8_valid(a->guest) ||
                     !luod_state_utf8_valid(a->pf_identity))
-                        return fail(-EBADMSG, error, where, NULL, "consumer, guest and pf_identity must be non-empty UTF-8");
+                        return json_fail(-EBADMSG, error, where, NULL, "consumer, guest and pf_identity must be non-empty UTF-8");
                 if (a->vf_index > 65535)
-                        return fail(-EBADMSG, error, where, "vf_index", "%" PRIu32 " is above 65535", a->vf_index);
+                        return json_fail(-EBADMSG, error, where, "vf_index", "%" PRIu32 " is above 65535", a->vf_index);
                 for (size_t j = 0; j < i; j++) {
                         const VfAssignment *b = &s->assignments[j];
 
                         if (b->vf_index == a->vf_index && strcmp(b->pf_identity, a->pf_identity) == 0)
-                                return fail(-EBADMSG, error, where, NULL,
+                                return json_fail(-EBADMSG, error, where, NULL,
                                             "VF %" PRIu32 " of %s is assigned twice (also assignments[%zu])",
                                             a->vf_index, a->pf_identity, j);
                         if (a->consumer_uid != VF_ASSIGNMENT_NO_UID && b->consumer_uid != VF_ASSIGNMENT_NO_UID &&
                             a->consumer_uid != b->consumer_uid && strcmp(a->consumer, b->consumer) == 0)
-                                return fail(-EBADMSG, error, where, "consumer_uid",
+                                return json_fail(-EBADMSG, error, where, "consumer_uid",
                                             "consumer %s is owned by uid %" PRIu32 " and by uid %" PRIu32
                                             " (assignments[%zu])", a->consumer, b->consumer_uid,
                                             a->consumer_uid, j);
@@ -165,15 +142,15 @@ static int parse_json_array(const char *buf, size_t size, json_object **ret, cha
         o = json_tokener_parse_ex(tok, buf, (int) size);
         e = json_tokener_get_error(tok);
         if (size == 0)
-                return fail(-EBADMSG, error, "assignments", NULL, "empty file");
+                return json_fail(-EBADMSG, error, "assignments", NULL, "empty file");
         if (e != json_tokener_success)
-                return fail(-EBADMSG, error, "assignments", NULL, "not JSON: %s",
+                return json_fail(-EBADMSG, error, "assignments", NULL, "not JSON: %s",
                             e == json_tokener_continue ? "incomplete" : json_tokener_error_desc(e));
         if (!json_object_is_type(o, json_type_array))
-                return fail(-EBADMSG, error, "assignments", NULL, "expected array, got %s",
+                return json_fail(-EBADMSG, error, "assignments", NULL, "expected array, got %s",
                             json_type_to_name(json_object_get_type(o)));
         if (json_tokener_get_parse_end(tok) != size)
-                return fail(-EBADMSG, error, "assignments", NULL, "data after the array at byte %zu",
+                return json_fail(-EBADMSG, error, "assignments", NULL, "data after the array at byte %zu",
                             json_tokener_get_parse_end(tok));
         *ret = o;
         o = NULL;

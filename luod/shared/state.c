@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fs-util.h"
+#include "json-util.h"
 #include "io-util.h"
 #include "log.h"
 #include "macro.h"
@@ -39,31 +40,6 @@ static const struct {
 /* Indexed by IFLA_VF_LINK_STATE_*. */
 static const char *const link_states[] = { "auto", "enable", "disable" };
 
-static inline void json_object_putp(json_object **o) {
-        json_object_put(*o);
-}
-
-static inline void json_tokener_freep(json_tokener **t) {
-        if (*t)
-                json_tokener_free(*t);
-}
-
-/* Sets *error to "where: key: reason" (where and key optional), or to NULL
- * when out of memory, and returns r. */
-__attribute__((format(printf, 5, 6)))
-static int fail(int r, char **error, const char *where, const char *key, const char *fmt, ...) {
-        _cleanup_free_ char *reason = NULL;
-        va_list ap;
-
-        va_start(ap, fmt);
-        if (vasprintf(&reason, fmt, ap) < 0)
-                reason = NULL;
-        va_end(ap);
-        if (!reason || asprintf(error, "%s%s%s%s%s", where ?: "", where ? ": " : "",
-                              key ?: "", key ? ": " : "", reason) < 0)
-                *error = NULL;
-        return r;
-}
 
 static int unhex(char c) {
         if (c >= '0' && c <= '9')
@@ -163,23 +139,23 @@ static int settings_verify(const VfSettings *st, const char *vf_where, char **er
 
         snprintf(where, sizeof(where), "%s settings", vf_where);
         if (st->vlan > VF_VLAN_MAX)
-                return fail(-EBADMSG, error, where, "vlan", "%u is out of range 0..%u",
+                return json_fail(-EBADMSG, error, where, "vlan", "%u is out of range 0..%u",
                             st->vlan, VF_VLAN_MAX);
         if (st->qos > VF_QOS_MAX)
-                return fail(-EBADMSG, error, where, "qos", "%u is out of range 0..%u",
+                return json_fail(-EBADMSG, error, where, "qos", "%u is out of range 0..%u",
                             st->qos, VF_QOS_MAX);
         for (i = 0; i < ELEMENTSOF(vlan_protos); i++)
                 if (vlan_protos[i].proto == st->vlan_proto)
                         break;
         if (i == ELEMENTSOF(vlan_protos))
-                return fail(-EBADMSG, error, where, "vlan_proto", "unknown protocol 0x%04x",
+                return json_fail(-EBADMSG, error, where, "vlan_proto", "unknown protocol 0x%04x",
                             st->vlan_proto);
         if (st->link_state >= ELEMENTSOF(link_states))
-                return fail(-EBADMSG, error, where, "link_state", "unknown state %" PRIu32,
+                return json_fail(-EBADMSG, error, where, "link_state", "unknown state %" PRIu32,
                             st->link_state);
         if (st->spoofchk < -1 || st->spoofchk > 1 || st->trust < -1 || st->trust > 1 ||
             st->rss_query_en < -1 || st->rss_query_en > 1)
-                return fail(-EBADMSG, error, where, NULL, "a tri-state is not -1, 0 or 1");
+                return json_fail(-EBADMSG, error, where, NULL, "a tri-state is not -1, 0 or 1");
         return 0;
 }
 
@@ -188,13 +164,13 @@ static int pf_verify(const PfRecord *pf, const char *where, char **error) {
         int r;
 
         if (!name_valid(pf->identity, false))
-                return fail(-EBADMSG, error, where, "identity", "empty or not valid UTF-8");
+                return json_fail(-EBADMSG, error, where, "identity", "empty or not valid UTF-8");
         if (!name_valid(pf->driver, false))
-                return fail(-EBADMSG, error, where, "driver", "missing, empty or not valid UTF-8");
+                return json_fail(-EBADMSG, error, where, "driver", "missing, empty or not valid UTF-8");
         if (!name_valid(pf->netdev, true))
-                return fail(-EBADMSG, error, where, "netdev", "empty or not valid UTF-8");
+                return json_fail(-EBADMSG, error, where, "netdev", "empty or not valid UTF-8");
         if (pf->numvfs > pf->totalvfs)
-                return fail(-EBADMSG, error, where, "numvfs", "%" PRIu32 " exceeds totalvfs %" PRIu32,
+                return json_fail(-EBADMSG, error, where, "numvfs", "%" PRIu32 " exceeds totalvfs %" PRIu32,
                             pf->numvfs, pf->totalvfs);
 
         for (size_t i = 0; i < pf->n_vfs; i++) {
@@ -202,19 +178,19 @@ static int pf_verify(const PfRecord *pf, const char *where, char **error) {
 
                 snprintf(vf_where, sizeof(vf_where), "%s VF %" PRIu32, where, vf->index);
                 if (vf->index >= pf->numvfs)
-                        return fail(-EBADMSG, error, vf_where, "index", "not below numvfs %" PRIu32,
+                        return json_fail(-EBADMSG, error, vf_where, "index", "not below numvfs %" PRIu32,
                                     pf->numvfs);
                 if (i > 0 && vf->index <= pf->vfs[i - 1].index)
-                        return fail(-EBADMSG, error, vf_where, "index",
+                        return json_fail(-EBADMSG, error, vf_where, "index",
                                     "VFs must be unique and in ascending index order");
                 if (!bdf_valid(&vf->bdf))
-                        return fail(-EBADMSG, error, vf_where, "bdf", "not a PCI address");
+                        return json_fail(-EBADMSG, error, vf_where, "bdf", "not a PCI address");
                 if (!name_valid(vf->driver, true))
-                        return fail(-EBADMSG, error, vf_where, "driver", "empty or not valid UTF-8");
+                        return json_fail(-EBADMSG, error, vf_where, "driver", "empty or not valid UTF-8");
                 if (!name_valid(vf->driver_override, true))
-                        return fail(-EBADMSG, error, vf_where, "driver_override", "empty or not valid UTF-8");
+                        return json_fail(-EBADMSG, error, vf_where, "driver_override", "empty or not valid UTF-8");
                 if (vf->iommu_group < -1)
-                        return fail(-EBADMSG, error, vf_where, "iommu_group", "negative");
+                        return json_fail(-EBADMSG, error, vf_where, "iommu_group", "negative");
                 if (vf->settings.valid) {
                         r = settings_verify(&vf->settings, vf_where, error);
                         if (r < 0)
@@ -229,26 +205,26 @@ static int state_verify(const LuodState *s, char **error) {
         int r;
 
         if (!uuid_valid(s->update_id))
-                return fail(-EBADMSG, error, NULL, "update_id", "not a lowercase UUID");
+                return json_fail(-EBADMSG, error, NULL, "update_id", "not a lowercase UUID");
         if (!name_valid(s->old_kernel_release, false))
-                return fail(-EBADMSG, error, NULL, "old_kernel_release", "empty or not valid UTF-8");
+                return json_fail(-EBADMSG, error, NULL, "old_kernel_release", "empty or not valid UTF-8");
         if (!uuid_valid(s->old_boot_id))
-                return fail(-EBADMSG, error, NULL, "old_boot_id", "not a lowercase UUID");
+                return json_fail(-EBADMSG, error, NULL, "old_boot_id", "not a lowercase UUID");
         if (s->tsc_khz > STATE_U64_MAX)
-                return fail(-EBADMSG, error, NULL, "tsc_khz", "2^64-1 is reserved");
+                return json_fail(-EBADMSG, error, NULL, "tsc_khz", "2^64-1 is reserved");
         if (s->consumed_boot_id[0] && !uuid_valid(s->consumed_boot_id))
-                return fail(-EBADMSG, error, "consumed", "boot_id", "not a lowercase UUID");
+                return json_fail(-EBADMSG, error, "consumed", "boot_id", "not a lowercase UUID");
         if (s->consumed_boot_id[0] && s->consumed_attempt == 0)
-                return fail(-EBADMSG, error, "consumed", "attempt", "0 (the first attempt is 1)");
+                return json_fail(-EBADMSG, error, "consumed", "attempt", "0 (the first attempt is 1)");
 
         for (size_t i = 0; i < s->n_timestamps; i++) {
                 const StateTimestamp *t = &s->timestamps[i];
 
                 snprintf(where, sizeof(where), "timestamps[%zu]", i);
                 if (!name_valid(t->name, false))
-                        return fail(-EBADMSG, error, where, "name", "empty or not valid UTF-8");
+                        return json_fail(-EBADMSG, error, where, "name", "empty or not valid UTF-8");
                 if (t->tsc > STATE_U64_MAX || t->realtime_ns > STATE_U64_MAX)
-                        return fail(-EBADMSG, error, where, NULL, "2^64-1 is reserved");
+                        return json_fail(-EBADMSG, error, where, NULL, "2^64-1 is reserved");
         }
 
         for (size_t i = 0; i < s->n_pfs; i++) {
@@ -256,11 +232,11 @@ static int state_verify(const LuodState *s, char **error) {
 
                 if (!bdf_valid(&pf->bdf)) {
                         snprintf(where, sizeof(where), "pfs[%zu]", i);
-                        return fail(-EBADMSG, error, where, "bdf", "not a PCI address");
+                        return json_fail(-EBADMSG, error, where, "bdf", "not a PCI address");
                 }
                 snprintf(where, sizeof(where), "PF %s", pci_bdf_format(&pf->bdf, bdf));
                 if (i > 0 && pci_bdf_compare(&pf->bdf, &s->pfs[i - 1].bdf) <= 0)
-                        return fail(-EBADMSG, error, where, "bdf",
+                        return json_fail(-EBADMSG, error, where, "bdf",
                                     "PFs must be unique and in ascending BDF order");
                 r = pf_verify(pf, where, error);
                 if (r < 0)
@@ -274,7 +250,7 @@ static int state_verify(const LuodState *s, char **error) {
                 char other[PCI_BDF_STRING_MAX];
 
                 snprintf(where, sizeof(where), "PF %s", pci_bdf_format(&s->pfs[second].bdf, bdf));
-                return fail(-EBADMSG, error, where, "identity", "%s is also the identity of PF %s",
+                return json_fail(-EBADMSG, error, where, "identity", "%s is also the identity of PF %s",
                             s->pfs[second].identity, pci_bdf_format(&s->pfs[first].bdf, other));
         }
 
@@ -284,18 +260,18 @@ static int state_verify(const LuodState *s, char **error) {
                 snprintf(where, sizeof(where), "assignments[%zu]", i);
                 if (!name_valid(a->consumer, false) || !name_valid(a->guest, false) ||
                     !name_valid(a->pf_identity, false))
-                        return fail(-EBADMSG, error, where, NULL, "consumer, guest and pf_identity must be non-empty UTF-8");
+                        return json_fail(-EBADMSG, error, where, NULL, "consumer, guest and pf_identity must be non-empty UTF-8");
                 if (a->vf_index > 65535)
-                        return fail(-EBADMSG, error, where, "vf_index", "above 65535");
+                        return json_fail(-EBADMSG, error, where, "vf_index", "above 65535");
                 for (size_t j = 0; j < i; j++) {
                         const VfAssignment *b = &s->assignments[j];
 
                         if (b->vf_index == a->vf_index && strcmp(b->pf_identity, a->pf_identity) == 0)
-                                return fail(-EBADMSG, error, where, NULL, "VF %u of %s is assigned twice",
+                                return json_fail(-EBADMSG, error, where, NULL, "VF %u of %s is assigned twice",
                                             a->vf_index, a->pf_identity);
                         if (a->consumer_uid != VF_ASSIGNMENT_NO_UID && b->consumer_uid != VF_ASSIGNMENT_NO_UID &&
                             a->consumer_uid != b->consumer_uid && strcmp(a->consumer, b->consumer) == 0)
-                                return fail(-EBADMSG, error, where, "consumer_uid",
+                                return json_fail(-EBADMSG, error, where, "consumer_uid",
                                             "consumer %s is owned by uid %u and by uid %u", a->consumer,
                                             b->consumer_uid, a->consumer_uid);
                 }
@@ -562,13 +538,13 @@ static int get_member(char **error, const char *where, json_object *o, const cha
         json_object *v;
 
         if (!json_object_object_get_ex(o, key, &v))
-                return fail(-EBADMSG, error, where, key, "missing");
+                return json_fail(-EBADMSG, error, where, key, "missing");
         if (!v && nullable) {
                 *ret = NULL;
                 return 0;
         }
         if (!json_object_is_type(v, type))
-                return fail(-EBADMSG, error, where, key, "expected %s%s, got %s",
+                return json_fail(-EBADMSG, error, where, key, "expected %s%s, got %s",
                             json_type_to_name(type), nullable ? " or null" : "",
                             json_type_to_name(json_object_get_type(v)));
         *ret = v;
@@ -585,11 +561,11 @@ static int get_uint(char **error, const char *where, json_object *o, const char 
         if (r <= 0)
                 return r;
         if (json_object_get_int64(v) < 0)
-                return fail(-EBADMSG, error, where, key, "%" PRId64 " is negative",
+                return json_fail(-EBADMSG, error, where, key, "%" PRId64 " is negative",
                             json_object_get_int64(v));
         u = json_object_get_uint64(v);
         if (u > max)
-                return fail(-EBADMSG, error, where, key, "%" PRIu64 " is out of range 0..%" PRIu64,
+                return json_fail(-EBADMSG, error, where, key, "%" PRIu64 " is out of range 0..%" PRIu64,
                             u, max);
         *ret = u;
         return 1;
@@ -628,7 +604,7 @@ static int get_str(char **error, const char *where, json_object *o, const char *
         if (r <= 0)
                 return r;
         if (strlen(json_object_get_string(v)) != (size_t) json_object_get_string_len(v))
-                return fail(-EBADMSG, error, where, key, "contains a NUL character");
+                return json_fail(-EBADMSG, error, where, key, "contains a NUL character");
         *ret = json_object_get_string(v);
         return 1;
 }
@@ -658,7 +634,7 @@ static int get_uuid(char **error, const char *where, json_object *o, const char 
         if (r < 0)
                 return r;
         if (!uuid_valid(s))
-                return fail(-EBADMSG, error, where, key, "\"%s\" is not a lowercase UUID", s);
+                return json_fail(-EBADMSG, error, where, key, "\"%s\" is not a lowercase UUID", s);
         memcpy(ret, s, LUOD_UUID_STRING_MAX);
         return 1;
 }
@@ -671,7 +647,7 @@ static int get_bdf(char **error, const char *where, json_object *o, const char *
         if (r < 0)
                 return r;
         if (pci_bdf_parse(s, ret) < 0)
-                return fail(-EBADMSG, error, where, key, "\"%s\" is not a PCI address", s);
+                return json_fail(-EBADMSG, error, where, key, "\"%s\" is not a PCI address", s);
         return 1;
 }
 
@@ -684,7 +660,7 @@ static int get_hex16(char **error, const char *where, json_object *o, const char
                 return r;
         v = strlen(s) == 6 && s[0] == '0' && s[1] == 'x' ? unhexn(s + 2, 4) : -1;
         if (v < 0)
-                return fail(-EBADMSG, error, where, key, "\"%s\" is not 0x and 4 lowercase hex digits", s);
+                return json_fail(-EBADMSG, error, where, key, "\"%s\" is not 0x and 4 lowercase hex digits", s);
         *ret = (uint16_t) v;
         return 1;
 }
@@ -715,7 +691,7 @@ static int get_element(char **error, const char *where, json_object *array, cons
         if (json_object_is_type(*ret, json_type_object))
                 return 1;
         snprintf(k, sizeof(k), "%s[%zu]", key, i);
-        return fail(-EBADMSG, error, where, k, "expected object, got %s",
+        return json_fail(-EBADMSG, error, where, k, "expected object, got %s",
                     json_type_to_name(json_object_get_type(*ret)));
 }
 
@@ -730,11 +706,11 @@ static int settings_from_json(json_object *o, const char *where, VfSettings *st,
         if (r < 0)
                 return r;
         if (strlen(mac) != 17)
-                return fail(-EBADMSG, error, where, "mac", "\"%s\" is not a MAC address", mac);
+                return json_fail(-EBADMSG, error, where, "mac", "\"%s\" is not a MAC address", mac);
         for (size_t i = 0; i < 6; i++) {
                 int b = unhexn(mac + 3 * i, 2);
                 if (b < 0 || (i < 5 && mac[3 * i + 2] != ':'))
-                        return fail(-EBADMSG, error, where, "mac", "\"%s\" is not a MAC address", mac);
+                        return json_fail(-EBADMSG, error, where, "mac", "\"%s\" is not a MAC address", mac);
                 st->mac[i] = (uint8_t) b;
         }
 
@@ -755,7 +731,7 @@ static int settings_from_json(json_object *o, const char *where, VfSettings *st,
                 if (strcmp(proto, vlan_protos[i].name) == 0)
                         st->vlan_proto = vlan_protos[i].proto;
         if (st->vlan_proto == 0)
-                return fail(-EBADMSG, error, where, "vlan_proto",
+                return json_fail(-EBADMSG, error, where, "vlan_proto",
                             "\"%s\" is not 802.1Q or 802.1ad", proto);
 
         r = get_str(error, where, o, "link_state", false, &link);
@@ -765,7 +741,7 @@ static int settings_from_json(json_object *o, const char *where, VfSettings *st,
                 if (strcmp(link, link_states[st->link_state]) == 0)
                         break;
         if (st->link_state == ELEMENTSOF(link_states))
-                return fail(-EBADMSG, error, where, "link_state",
+                return json_fail(-EBADMSG, error, where, "link_state",
                             "\"%s\" is not auto, enable or disable", link);
 
         r = get_uint(error, where, o, "min_tx_rate", UINT32_MAX, false, &u);
@@ -1004,7 +980,7 @@ static int parse_json_object(const char *p, size_t n, const char *what, json_obj
                 enum json_tokener_error e = json_tokener_get_error(tok);
 
                 json_object_put(o);
-                return fail(-EBADMSG, error, what, NULL, "not a JSON object: %s",
+                return json_fail(-EBADMSG, error, what, NULL, "not a JSON object: %s",
                             e == json_tokener_success ? "not an object" :
                             e == json_tokener_continue ? "incomplete" : json_tokener_error_desc(e));
         }
@@ -1031,13 +1007,13 @@ static int parse_header(const char *p, size_t n, const char *body, size_t body_s
         if (r < 0)
                 return r;
         if (strcmp(format, LUOD_STATE_FORMAT) != 0)
-                return fail(-EPROTONOSUPPORT, error, "header", "format",
+                return json_fail(-EPROTONOSUPPORT, error, "header", "format",
                             "\"%s\" is not " LUOD_STATE_FORMAT, format);
         r = get_uint(error, "header", h, "major", UINT64_MAX, false, &major);
         if (r < 0)
                 return r;
         if (major != LUOD_STATE_MAJOR)
-                return fail(-EPROTONOSUPPORT, error, "header", "major",
+                return json_fail(-EPROTONOSUPPORT, error, "header", "major",
                             "version %" PRIu64 " is not supported (only %d)", major, LUOD_STATE_MAJOR);
 
         r = get_uint(error, "header", h, "minor", UINT64_MAX, false, &minor);
@@ -1047,7 +1023,7 @@ static int parse_header(const char *p, size_t n, const char *body, size_t body_s
         if (r < 0)
                 return r;
         if (length != body_size)
-                return fail(-EBADMSG, error, "header", "length",
+                return json_fail(-EBADMSG, error, "header", "length",
                             "%" PRIu64 " bytes announced but %zu follow (%s)", length, body_size,
                             length > body_size ? "truncated" : "trailing data");
 
@@ -1058,7 +1034,7 @@ static int parse_header(const char *p, size_t n, const char *body, size_t body_s
         if (r < 0)
                 return r;
         if (strcmp(sha, digest) != 0)
-                return fail(-EBADMSG, error, "header", "sha256",
+                return json_fail(-EBADMSG, error, "header", "sha256",
                             "mismatch: header says %s, body hashes to %s", sha, digest);
         return 0;
 }
@@ -1074,7 +1050,7 @@ static int state_parse(const char *buf, size_t size, LuodState *ret, char **erro
                 return -EFBIG;
         nl = memchr(buf, '\n', size);
         if (!nl)
-                return fail(-EBADMSG, error, "header", NULL, "no header line");
+                return json_fail(-EBADMSG, error, "header", NULL, "no header line");
         body_size = size - (size_t) (nl + 1 - buf);
 
         r = parse_header(buf, (size_t) (nl - buf), nl + 1, body_size, error);

@@ -29,8 +29,6 @@ extern uint64_t luod_start_tsc, luod_start_boottime_us;
 
 #define CONSUMER_NAME_MAX 64
 #define GUEST_NAME_MAX 256
-#define INHIBITORS_PER_UID_MAX 64
-#define INHIBITORS_MAX 512
 
 static bool name_ok(const char *s, size_t max) {
         size_t n = strlen(s);
@@ -47,7 +45,7 @@ static bool name_ok(const char *s, size_t max) {
 /* Guest names go into logs and journal messages: no control characters. */
 /* 1..max bytes without C0 controls or DEL (names and reasons end up in
  * logs, the journal and terminals). */
-static bool text_ok(const char *s, size_t max) {
+bool consumer_text_ok(const char *s, size_t max) {
         size_t n = strlen(s);
 
         if (n == 0 || n > max)
@@ -59,7 +57,7 @@ static bool text_ok(const char *s, size_t max) {
 }
 
 static bool guest_name_ok(const char *s) {
-        return text_ok(s, GUEST_NAME_MAX);
+        return consumer_text_ok(s, GUEST_NAME_MAX);
 }
 
 static Consumer *consumer_by_sender(Manager *m, const char *sender) {
@@ -105,15 +103,6 @@ void consumers_done(Manager *m) {
         m->owners = NULL;
         m->n_owners = 0;
         luod_state_free(&m->held);
-        for (size_t i = 0; i < m->n_inhibitors; i++) {
-                free(m->inhibitors[i].consumer);
-                free(m->inhibitors[i].why);
-                if (m->inhibitors[i].fd >= 0)
-                        close(m->inhibitors[i].fd);
-        }
-        free(m->inhibitors);
-        m->inhibitors = NULL;
-        m->n_inhibitors = 0;
 }
 
 static int open_state_dir(const Manager *m) {
@@ -398,7 +387,7 @@ int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *
 }
 
 /* The calling consumer, or an error naming why not. */
-static Consumer *caller(Manager *m, sd_bus_message *msg, sd_bus_error *error, int *ret) {
+Consumer *consumer_caller(Manager *m, sd_bus_message *msg, sd_bus_error *error, int *ret) {
         const char *sender = sd_bus_message_get_sender(msg);
         Consumer *c = sender ? consumer_by_sender(m, sender) : NULL;
 
@@ -418,7 +407,7 @@ static int assignment_args(Manager *m, sd_bus_message *msg, sd_bus_error *error,
         r = sd_bus_message_read(msg, "ssu", guest, identity, index);
         if (r < 0)
                 return r;
-        *ret = caller(m, msg, error, &r);
+        *ret = consumer_caller(m, msg, error, &r);
         if (!*ret)
                 return r;
         if (manager_update_busy(m))
@@ -678,7 +667,7 @@ int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         r = sd_bus_message_read(msg, "s", &guest);
         if (r < 0)
                 return r;
-        c = caller(m, msg, error, &r);
+        c = consumer_caller(m, msg, error, &r);
         if (!c)
                 return r;
         e = report_guest(m, c->name, guest);
@@ -783,96 +772,3 @@ int property_get_guests(sd_bus *bus, const char *path, const char *interface, co
 }
 
 
-/* Released when every copy of the write end is closed (POLLHUP); bytes a
- * holder writes into it are read and ignored. */
-static bool inhibitor_released(const Inhibitor *in) {
-        struct pollfd p = { .fd = in->fd, .events = POLLIN };
-        char buf[256];
-
-        if (poll(&p, 1, 0) <= 0)
-                return false;
-        if (p.revents & (POLLHUP | POLLERR))
-                return true;
-        while (read(in->fd, buf, sizeof(buf)) > 0)
-                ;
-        return false;
-}
-
-static void inhibitor_drop(Manager *m, size_t i) {
-        free(m->inhibitors[i].consumer);
-        free(m->inhibitors[i].why);
-        close(m->inhibitors[i].fd);
-        memmove(&m->inhibitors[i], &m->inhibitors[i + 1], (m->n_inhibitors - i - 1) * sizeof(Inhibitor));
-        m->n_inhibitors--;
-}
-
-int inhibitors_check_block(Manager *m, char **ret_why) {
-        for (size_t i = 0; i < m->n_inhibitors;)
-                if (inhibitor_released(&m->inhibitors[i]))
-                        inhibitor_drop(m, i);
-                else
-                        i++;
-        for (size_t i = 0; i < m->n_inhibitors; i++)
-                if (m->inhibitors[i].block) {
-                        if (asprintf(ret_why, "%s: %s", m->inhibitors[i].consumer, m->inhibitors[i].why) < 0)
-                                return -ENOMEM;
-                        return -EBUSY;
-                }
-        return 0;
-}
-
-int method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        const char *mode, *why;
-        Inhibitor *n;
-        Consumer *c;
-        int r = 0, p[2];
-
-        r = sd_bus_message_read(msg, "ss", &mode, &why);
-        if (r < 0)
-                return r;
-        c = caller(m, msg, error, &r);
-        if (!c)
-                return r;
-        if (strcmp(mode, "delay") != 0 && strcmp(mode, "block") != 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Inhibitor mode must be delay or block, got '%s'",
-                                         mode);
-        if (!text_ok(why, 1024))
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                         "Inhibitor reason must be 1..1024 bytes, no control characters");
-        /* Drop released ones first, so repeated Inhibit calls do not pile up fds. */
-        _cleanup_free_ char *ignored = NULL;
-        (void) inhibitors_check_block(m, &ignored);
-        /* Per uid, not per name: names cost nothing to register. */
-        size_t mine = 0;
-        for (size_t i = 0; i < m->n_inhibitors; i++)
-                mine += m->inhibitors[i].uid == c->uid;
-        if (mine >= INHIBITORS_PER_UID_MAX || m->n_inhibitors >= INHIBITORS_MAX)
-                return sd_bus_error_setf(error, LUOD_ERROR_TOO_MANY_INHIBITORS, "Consumer %s: uid %u holds %zu inhibitors of at most %d, "
-                                               "all consumers %zu of at most %d", c->name, (unsigned) c->uid, mine,
-                                               INHIBITORS_PER_UID_MAX, m->n_inhibitors, INHIBITORS_MAX);
-        if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
-                return sd_bus_error_set_errnof(error, errno, "pipe2: %m");
-        n = reallocarray(m->inhibitors, m->n_inhibitors + 1, sizeof(Inhibitor));
-        if (!n) {
-                close(p[0]);
-                close(p[1]);
-                return -ENOMEM;
-        }
-        m->inhibitors = n;
-        n[m->n_inhibitors] = (Inhibitor) {
-                .consumer = strdup(c->name), .block = strcmp(mode, "block") == 0, .why = strdup(why),
-                .uid = c->uid, .fd = p[0],
-        };
-        if (!n[m->n_inhibitors].consumer || !n[m->n_inhibitors].why) {
-                m->n_inhibitors++;
-                inhibitor_drop(m, m->n_inhibitors - 1);
-                close(p[1]);
-                return -ENOMEM;
-        }
-        m->n_inhibitors++;
-        log_info("Consumer %s holds a %s inhibitor: %s", c->name, mode, why);
-        r = sd_bus_reply_method_return(msg, "h", p[1]);
-        close(p[1]);
-        return r;
-}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Hypervisor consumers of luod (issue 4, first part): registration by name,
+/* Hypervisor consumers of luod: registration by name,
  * dropped when their bus connection goes; and VF assignments (which guest
  * holds which VF, by PF identity and VF index), kept in
  * <state_dir>/assignments.json across luod restarts and carried in the
@@ -34,9 +34,11 @@ int consumers_adopt_assignments(Manager *m, const LuodState *s);
 
 void consumers_done(Manager *m);
 
-/* Drops inhibitors whose holder closed its fd.  Then, when a block
- * inhibitor is held, returns -EBUSY with *ret_why = "consumer: why". */
-int inhibitors_check_block(Manager *m, char **ret_why);
+/* The calling consumer, or NULL with *ret set to a NotConsumer error. */
+Consumer *consumer_caller(Manager *m, sd_bus_message *msg, sd_bus_error *error, int *ret);
+
+/* Whether s is 1..max bytes with no control characters. */
+bool consumer_text_ok(const char *s, size_t max);
 
 
 /* Adds "guests" to m->report: per (consumer, guest) of s's assignments,
@@ -52,7 +54,6 @@ int method_unassign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 int method_get_assignments(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int method_get_guests(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *error);
-int method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 /* Property Guests: GetGuests' answer, to poll or watch (PropertiesChanged on
  * each GuestRunning). */
 int property_get_guests(sd_bus *bus, const char *path, const char *interface, const char *property,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Held and replayed device events (issue 4).
+/* Held and replayed device events: uevents for the PFs and VFs, held while
+ * the restore runs and replayed to consumers after it.
  *
  * luod watches device events of the subsystems pci, vfio and net from its
  * start, before the restore: a libudev monitor on the "udev" source (events

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "consumers.h"
 #include "errors.h"
+#include "inhibitors.h"
 #include "events.h"
 #include "json-util.h"
 #include "kexec.h"

@@ -16,6 +16,7 @@
 #include "consumers.h"
 #include "drivers.h"
 #include "events.h"
+#include "inhibitors.h"
 #include "fs-util.h"
 #include "io-util.h"
 #include "kexec.h"
@@ -443,6 +444,7 @@ int manager_retry(Manager *m, char **ret_error) {
 void manager_done(Manager *m) {
         m->execute_source = sd_event_source_disable_unref(m->execute_source);
         consumers_done(m);
+        inhibitors_done(m);
         events_done(m);
         restore_results_free(m->restore_pfs, m->n_restore_pfs);
         luod_state_free(&m->restored);

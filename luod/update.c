@@ -32,6 +32,7 @@
 #include "consumers.h"
 #include "drivers.h"
 #include "errors.h"
+#include "inhibitors.h"
 #include "io-util.h"
 #include "kexec.h"
 #include "log.h"

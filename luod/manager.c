@@ -239,88 +239,50 @@ static int state_consume(Manager *m, LuodState *s, const char *boot_id, const ch
  * reports; drops the state only when every PF came back.  how: "" for the
  * first attempt, "resumed" (luod restarted in the same boot) or "retry"
  * (luoctl retry). */
-static int restore_state(Manager *m, LuodState *s, const char *backend, const char *how) {
-        _cleanup_free_ char *buf = NULL;
-        char msg[512];
-        PfRestore *pfs = NULL;
-        size_t size;
+/* The restore's report: built from the results, the guests added, the
+ * timestamps kept for GuestRunning, and written. */
+static void restore_report(Manager *m, const LuodState *s, const char *backend, const char *how,
+                           const PfRestore *pfs, uint64_t end_tsc) {
+        KernelBootLog kboot = {};
         int r;
-
-        (void) status_set_string(&m->update_id, s->update_id);
-        log_info("Restoring update %s from %s: %zu PFs%s%s (attempt %u)", s->update_id, backend, s->n_pfs,
-                 *how ? ", " : "", how, s->consumed_attempt);
-        status_set_state(m, "restoring", NULL);
-        RestoreOptions opt = RESTORE_OPTIONS_DEFAULT;
-        opt.driver_wait_usec = m->driver_wait_usec;
-        int rr = restore_all(s, &opt, &pfs);
-        if (rr == -ENOMEM) {
-                m->state_kept = true;
-                snprintf(msg, sizeof(msg), "Restore of update %s: out of memory; state kept", s->update_id);
-                status_set_state(m, "failed", msg);
-                return log_error_errno(rr, "%s", msg);
-        }
-        uint64_t end_tsc = tsc_read();
-        m->restore_end_tsc = end_tsc;
-        m->restore_end_us = now_usec();
-        if (s->n_assignments > 0) {
-                r = consumers_adopt_assignments(m, s);
-                if (r < 0)
-                        log_warning_errno(r, "The %zu VF assignments of update %s were not saved: %m",
-                                          s->n_assignments, s->update_id);
-        }
 
         /* After the restore, so as not to add to the blackout; only what
          * this kernel logged before luod started counts. */
-        KernelBootLog kboot = {};
         r = kmsg_read_boot("/dev/kmsg", luod_start_boottime_us, &kboot);
         if (r < 0)
                 log_warning_errno(r, "Cannot read /dev/kmsg, the report has no kernel-pci-enumeration: %m");
         json_object_put(m->report);
         m->report = report_build(s, backend, pfs, luod_start_tsc, luod_start_boottime_us, end_tsc, &kboot);
-        if (m->report) {
-                json_object_object_add(m->report, "attempt", json_object_new_int64(s->consumed_attempt));
-                json_object_object_add(m->report, "resumed", json_object_new_boolean(strcmp(how, "resumed") == 0));
-                json_object_object_add(m->report, "retry", json_object_new_boolean(strcmp(how, "retry") == 0));
-                /* Per guest: its VFs back or not; downtime once its consumer
-                 * says it runs (GuestRunning), from the blackout start. */
-                (void) consumers_report_guests(m, s, pfs);
-                /* A retry replaces the timestamps of the attempt before
-                 * (m->restored.assignments were just adopted: kept). */
-                for (size_t i = 0; i < m->restored.n_timestamps; i++)
-                        free(m->restored.timestamps[i].name);
-                free(m->restored.timestamps);
-                m->restored.timestamps = NULL;
-                m->restored.n_timestamps = 0;
-                for (size_t i = 0; i < s->n_timestamps; i++) {
-                        if (strcmp(s->timestamps[i].name, "persist-start") == 0)
-                                m->blackout_start_tsc = s->timestamps[i].tsc;
-                        (void) luod_state_add_timestamp(&m->restored, s->timestamps[i].name,
-                                                        s->timestamps[i].tsc, s->timestamps[i].realtime_ns);
-                }
-                m->tsc_khz = s->tsc_khz;
+        if (!m->report)
+                return;
+        json_object_object_add(m->report, "attempt", json_object_new_int64(s->consumed_attempt));
+        json_object_object_add(m->report, "resumed", json_object_new_boolean(strcmp(how, "resumed") == 0));
+        json_object_object_add(m->report, "retry", json_object_new_boolean(strcmp(how, "retry") == 0));
+        /* Per guest: its VFs back or not; downtime once its consumer says
+         * it runs (GuestRunning), from the blackout start. */
+        (void) consumers_report_guests(m, s, pfs);
+        /* A retry replaces the timestamps of the attempt before
+         * (m->restored.assignments were just adopted: kept). */
+        for (size_t i = 0; i < m->restored.n_timestamps; i++)
+                free(m->restored.timestamps[i].name);
+        free(m->restored.timestamps);
+        m->restored.timestamps = NULL;
+        m->restored.n_timestamps = 0;
+        for (size_t i = 0; i < s->n_timestamps; i++) {
+                if (strcmp(s->timestamps[i].name, "persist-start") == 0)
+                        m->blackout_start_tsc = s->timestamps[i].tsc;
+                (void) luod_state_add_timestamp(&m->restored, s->timestamps[i].name,
+                                                s->timestamps[i].tsc, s->timestamps[i].realtime_ns);
         }
-        if (m->report)
-                (void) report_write(m, s->update_id);
-        size_t failed = 0;
-        for (size_t i = 0; i < s->n_pfs; i++)
-                failed += pfs[i].error != 0;
-        restore_results_free(m->restore_pfs, m->n_restore_pfs);
-        m->restore_pfs = pfs;
-        m->n_restore_pfs = s->n_pfs;
-        journal_restore_done(m, s, backend, failed);
+        m->tsc_khz = s->tsc_khz;
+        (void) report_write(m, s->update_id);
+}
 
-        if (rr < 0) {
-                snprintf(msg, sizeof(msg), "Restore of update %s: %zu of %zu PFs failed; state kept "
-                         "(luoctl report, then luoctl retry or luoctl discard)", s->update_id, failed, s->n_pfs);
-                log_error("%s", msg);
-                if (record_serialize(s, &buf, &size) >= 0)
-                        keep_state(m, backend, buf, size);
-                m->state_kept = true;
-                status_set_state(m, "failed", msg);
-                return rr;
-        }
+/* Every PF restored: the preserved state goes (FINISH on the LUO session,
+ * the initrd and file copies removed), the update is marked finished. */
+static void restore_complete(Manager *m, const LuodState *s) {
+        int r;
 
-        /* Complete: drop the preserved state. */
         if (m->luo_in_fd >= 0) {
                 r = luo_finish(m->luo_in_fd);
                 if (r < 0)
@@ -336,6 +298,63 @@ static int restore_state(Manager *m, LuodState *s, const char *backend, const ch
         m->state_kept = false;
         log_info("Restored update %s: %zu PFs", s->update_id, s->n_pfs);
         status_set_state(m, "restored", "");
+}
+
+/* Some PF failed: the state is kept (a copy in the state file) for luoctl
+ * retry or discard. */
+static int restore_incomplete(Manager *m, const LuodState *s, const char *backend, size_t failed, int rr) {
+        _cleanup_free_ char *buf = NULL;
+        char msg[512];
+        size_t size;
+
+        snprintf(msg, sizeof(msg), "Restore of update %s: %zu of %zu PFs failed; state kept "
+                 "(luoctl report, then luoctl retry or luoctl discard)", s->update_id, failed, s->n_pfs);
+        log_error("%s", msg);
+        if (record_serialize(s, &buf, &size) >= 0)
+                keep_state(m, backend, buf, size);
+        m->state_kept = true;
+        status_set_state(m, "failed", msg);
+        return rr;
+}
+
+static int restore_state(Manager *m, LuodState *s, const char *backend, const char *how) {
+        RestoreOptions opt = RESTORE_OPTIONS_DEFAULT;
+        PfRestore *pfs = NULL;
+        size_t failed = 0;
+        char msg[512];
+        int r, rr;
+
+        (void) status_set_string(&m->update_id, s->update_id);
+        log_info("Restoring update %s from %s: %zu PFs%s%s (attempt %u)", s->update_id, backend, s->n_pfs,
+                 *how ? ", " : "", how, s->consumed_attempt);
+        status_set_state(m, "restoring", NULL);
+        opt.driver_wait_usec = m->driver_wait_usec;
+        rr = restore_all(s, &opt, &pfs);
+        if (rr == -ENOMEM) {
+                m->state_kept = true;
+                snprintf(msg, sizeof(msg), "Restore of update %s: out of memory; state kept", s->update_id);
+                status_set_state(m, "failed", msg);
+                return log_error_errno(rr, "%s", msg);
+        }
+        uint64_t end_tsc = tsc_read();
+        m->restore_end_tsc = end_tsc;
+        m->restore_end_us = now_usec();
+        if (s->n_assignments > 0) {
+                r = consumers_adopt_assignments(m, s);
+                if (r < 0)
+                        log_warning_errno(r, "The %zu VF assignments of update %s were not saved: %m",
+                                          s->n_assignments, s->update_id);
+        }
+        restore_report(m, s, backend, how, pfs, end_tsc);
+        for (size_t i = 0; i < s->n_pfs; i++)
+                failed += pfs[i].error != 0;
+        restore_results_free(m->restore_pfs, m->n_restore_pfs);
+        m->restore_pfs = pfs;
+        m->n_restore_pfs = s->n_pfs;
+        journal_restore_done(m, s, backend, failed);
+        if (rr < 0)
+                return restore_incomplete(m, s, backend, failed, rr);
+        restore_complete(m, s);
         return 0;
 }
 

@@ -48,53 +48,54 @@ static bool past_deadline(const Worker *w) {
         return now_usec() - w->result->start_us > w->opt->pf_deadline_usec;
 }
 
-static void *worker_run(void *userdata) {
-        Worker *w = userdata;
+/* The PF by its identity; 1 when it is unused (nothing to restore). */
+static int worker_find(Worker *w) {
         const PfRecord *want = w->want;
         PfRestore *res = w->result;
-        char vfbdf[PCI_BDF_STRING_MAX];
-        int r;
 
-        res->start_us = now_usec();
-        if (w->match == -ENOTUNIQ) {
-                fail_pf(res, -ENOTUNIQ, "its identity fits several PFs and none is at its recorded BDF");
-                return NULL;
-        }
-        if (!w->now) {
-                fail_pf(res, -ENODEV, "not found by its identity");
-                return NULL;
-        }
+        if (w->match == -ENOTUNIQ)
+                return fail_pf(res, -ENOTUNIQ, "its identity fits several PFs and none is at its recorded BDF");
+        if (!w->now)
+                return fail_pf(res, -ENODEV, "not found by its identity");
         res->bdf = w->now->bdf;
         /* An unused PF (no driver, no VFs when recorded): nothing to bring
          * back, and no driver to wait for. */
         if (!want->driver && want->numvfs == 0) {
                 res->driver_us = res->enabled_us = res->settings_us = res->bound_us = res->verified_us = now_usec();
-                return NULL;
+                return 1;
         }
+        return 0;
+}
+
+static int worker_driver(Worker *w) {
+        const PfRecord *want = w->want;
+        PfRestore *res = w->result;
+        int r;
 
         r = sriov_pf_wait_driver(&res->bdf, w->opt->driver_wait_usec);
-        if (r < 0) {
-                fail_pf(res, r, "waiting for its driver (%s)", want->driver ?: "any");
-                return NULL;
-        }
+        if (r < 0)
+                return fail_pf(res, r, "waiting for its driver (%s)", want->driver ?: "any");
         res->driver_us = now_usec();
         /* The scan at start may predate the PF's driver (its module loaded
          * by udev since) and so its netdev, or a udev rename: read it again. */
         r = sriov_pf_refresh(&res->bdf, want->netdev ? w->opt->driver_wait_usec : 0, &w->fresh);
-        if (r < 0) {
-                fail_pf(res, r, "reading it again after its driver bound");
-                return NULL;
-        }
+        if (r < 0)
+                return fail_pf(res, r, "reading it again after its driver bound");
         w->now = &w->fresh;
+        return 0;
+}
+
+static int worker_enable(Worker *w) {
+        const PfRecord *want = w->want;
+        PfRestore *res = w->result;
+        int r;
 
         /* VFs appear unbound: a driver probe at VF creation would be thrown
          * away by the binds below (docs/testbed.md: 127 VFs take 0.5 s
          * unprobed vs 6.6 s probed under the vIOMMU). */
         r = sriov_pf_set_autoprobe(&res->bdf, false);
-        if (r < 0) {
-                fail_pf(res, r, "writing sriov_drivers_autoprobe 0");
-                return NULL;
-        }
+        if (r < 0)
+                return fail_pf(res, r, "writing sriov_drivers_autoprobe 0");
         r = sriov_pf_set_numvfs(&res->bdf, want->numvfs);
         if (r < 0) {
                 /* A PF driver other than the recorded one is the usual why
@@ -103,51 +104,75 @@ static void *worker_run(void *userdata) {
                 fail_pf(res, r, "writing sriov_numvfs %u%s%s%s%s%s", want->numvfs,
                         other ? " (driven by " : "", other ? w->now->driver : "",
                         other ? " now, by " : "", other ? want->driver : "", other ? " when recorded)" : "");
-                return NULL;
+                return r;
         }
         r = sriov_pf_wait_vfs(&res->bdf, want->numvfs, w->opt->vf_wait_usec);
-        if (r < 0) {
-                fail_pf(res, r, "waiting for %u VFs", want->numvfs);
-                return NULL;
-        }
+        if (r < 0)
+                return fail_pf(res, r, "waiting for %u VFs", want->numvfs);
         res->enabled_us = now_usec();
+        return 0;
+}
+
+static int worker_settings(Worker *w) {
+        const PfRecord *want = w->want;
+        PfRestore *res = w->result;
+        int r;
 
         /* The PF's admin state before the VF settings: VFs of a down PF
          * carry no traffic, and some drivers refuse VF settings while the PF
          * is down.  Nothing in the new kernel brings it up otherwise. */
         if (want->netdev && w->now->netdev) {
                 r = sriov_pf_set_link_up(w->now->netdev, w->now->ifindex, want->netdev_up);
-                if (r < 0) {
-                        fail_pf(res, r, "setting netdev %s %s", w->now->netdev, want->netdev_up ? "up" : "down");
-                        return NULL;
-                }
+                if (r < 0)
+                        return fail_pf(res, r, "setting netdev %s %s", w->now->netdev,
+                                       want->netdev_up ? "up" : "down");
         }
-
         for (size_t i = 0; i < want->n_vfs; i++) {
                 const VfRecord *vf = &want->vfs[i];
 
                 if (!vf->settings.valid)
                         continue;
-                if (!w->now->netdev) {
-                        fail_pf(res, -ENODEV, "VF %u has settings but the PF has no netdev", vf->index);
-                        return NULL;
-                }
+                if (!w->now->netdev)
+                        return fail_pf(res, -ENODEV, "VF %u has settings but the PF has no netdev", vf->index);
                 r = sriov_vf_apply_settings(w->now->netdev, w->now->ifindex, vf);
-                if (r < 0) {
-                        fail_pf(res, r, "applying VF %u settings through %s", vf->index, w->now->netdev);
-                        return NULL;
-                }
+                if (r < 0)
+                        return fail_pf(res, r, "applying VF %u settings through %s", vf->index, w->now->netdev);
         }
         res->settings_us = now_usec();
+        return 0;
+}
+
+/* Binds VF vf as recorded.  Without autoprobe the PCI core probes a VF only
+ * through driver_override: a driver without one is a temporary override. */
+static int worker_bind_vf(Worker *w, const VfRecord *vf) {
+        PfRestore *res = w->result;
+        char vfbdf[PCI_BDF_STRING_MAX];
+        PciBdf now;
+        int r;
+
+        r = sriov_vf_bdf(&res->bdf, vf->index, &now);
+        if (r < 0)
+                return fail_pf(res, r, "reading virtfn%u", vf->index);
+        bool temporary = !vf->driver_override && vf->driver;
+        r = sriov_vf_bind(&now, temporary ? vf->driver : vf->driver_override, vf->driver);
+        if (r >= 0 && temporary)
+                r = sriov_vf_clear_override(&now);
+        if (r < 0)
+                return fail_pf(res, r, "binding VF %u (%s) to %s", vf->index, pci_bdf_format(&now, vfbdf),
+                               vf->driver ?: "(none)");
+        return 0;
+}
+
+static int worker_bind(Worker *w) {
+        const PfRecord *want = w->want;
+        PfRestore *res = w->result;
+        const char *vf_driver = NULL;
+        int r;
 
         /* Binding through driver_override loads no module. */
-        const char *vf_driver = NULL;
         r = drivers_load_vf_drivers(want, NULL, NULL, &vf_driver);
-        if (r < 0) {
-                fail_pf(res, r, "loading VF driver %s", vf_driver ?: "?");
-                return NULL;
-        }
-
+        if (r < 0)
+                return fail_pf(res, r, "loading VF driver %s", vf_driver ?: "?");
         /* sriov_drivers_autoprobe stays 0 until every VF is bound as
          * recorded: a VF's driver attach may run asynchronously (nvme
          * probes asynchronously) and checks autoprobe only when it runs,
@@ -155,37 +180,33 @@ static void *worker_run(void *userdata) {
          * driver.  Each VF with a recorded driver is bound explicitly. */
         for (size_t i = 0; i < want->n_vfs; i++) {
                 const VfRecord *vf = &want->vfs[i];
-                PciBdf now;
 
-                if (past_deadline(w)) {
-                        fail_pf(res, -ETIMEDOUT, "deadline passed before binding VF %u", vf->index);
-                        return NULL;
-                }
+                if (past_deadline(w))
+                        return fail_pf(res, -ETIMEDOUT, "deadline passed before binding VF %u", vf->index);
                 if (!vf->driver && !vf->driver_override)
                         continue;
-                r = sriov_vf_bdf(&res->bdf, vf->index, &now);
-                if (r < 0) {
-                        fail_pf(res, r, "reading virtfn%u", vf->index);
-                        return NULL;
-                }
-                /* Without autoprobe the PCI core probes a VF only through
-                 * driver_override: use the driver as a temporary override. */
-                bool temporary = !vf->driver_override && vf->driver;
-                r = sriov_vf_bind(&now, temporary ? vf->driver : vf->driver_override, vf->driver);
-                if (r >= 0 && temporary)
-                        r = sriov_vf_clear_override(&now);
-                if (r < 0) {
-                        fail_pf(res, r, "binding VF %u (%s) to %s", vf->index,
-                                pci_bdf_format(&now, vfbdf), vf->driver ?: "(none)");
-                        return NULL;
-                }
+                r = worker_bind_vf(w, vf);
+                if (r < 0)
+                        return r;
         }
         r = sriov_pf_set_autoprobe(&res->bdf, want->drivers_autoprobe);
-        if (r < 0) {
-                fail_pf(res, r, "writing sriov_drivers_autoprobe %d", want->drivers_autoprobe);
-                return NULL;
-        }
+        if (r < 0)
+                return fail_pf(res, r, "writing sriov_drivers_autoprobe %d", want->drivers_autoprobe);
         res->bound_us = now_usec();
+        return 0;
+}
+
+/* One PF's restore, step by step; the first failing step names the PF's
+ * error (fail_pf) and ends it. */
+static void *worker_run(void *userdata) {
+        Worker *w = userdata;
+
+        w->result->start_us = now_usec();
+        if (worker_find(w) != 0)
+                return NULL;
+        if (worker_driver(w) < 0 || worker_enable(w) < 0 || worker_settings(w) < 0)
+                return NULL;
+        (void) worker_bind(w);
         return NULL;
 }
 

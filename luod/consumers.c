@@ -293,6 +293,37 @@ static bool consumer_owner_check(Manager *m, const char *name, uid_t uid, uid_t 
         return true;
 }
 
+/* GuestRestored, unicast to the consumer name at sender (only it learns
+ * about its guests), for each of its guests in the last update's report. */
+static void send_guests_restored(Manager *m, const char *name, const char *sender) {
+        json_object *guests, *c2, *g, *res, *err;
+        int r;
+
+        if (m->report && json_object_object_get_ex(m->report, "guests", &guests))
+                for (size_t i = 0; i < json_object_array_length(guests); i++) {
+                        json_object *e = json_object_array_get_idx(guests, i);
+
+                        if (!json_object_object_get_ex(e, "consumer", &c2) ||
+                            strcmp(json_object_get_string(c2), name) != 0 ||
+                            !json_object_object_get_ex(e, "guest", &g) || !json_object_object_get_ex(e, "result", &res))
+                                continue;
+                        err = json_object_object_get(e, "error");
+                        _cleanup_(sd_bus_message_unrefp) sd_bus_message *sig = NULL;
+                        r = sd_bus_message_new_signal(m->bus, &sig, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE,
+                                                      "GuestRestored");
+                        if (r >= 0)
+                                r = sd_bus_message_set_destination(sig, sender);
+                        if (r >= 0)
+                                r = sd_bus_message_append(sig, "sssb", name, json_object_get_string(g),
+                                                          err ? json_object_get_string(err) : "",
+                                                          strcmp(json_object_get_string(res), "failed") != 0);
+                        if (r >= 0)
+                                r = sd_bus_send(m->bus, sig, NULL);
+                        if (r < 0)
+                                log_warning_errno(r, "GuestRestored to consumer %s (%s): %m", name, sender);
+                }
+}
+
 int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
         const char *name, *sender = sd_bus_message_get_sender(msg);
@@ -356,31 +387,7 @@ int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *
 
         /* Its guests of the last live update: restored or not, now (the
          * restore ran before luod took its bus name). */
-        json_object *guests, *c2, *g, *res, *err;
-        if (m->report && json_object_object_get_ex(m->report, "guests", &guests))
-                for (size_t i = 0; i < json_object_array_length(guests); i++) {
-                        json_object *e = json_object_array_get_idx(guests, i);
-
-                        if (!json_object_object_get_ex(e, "consumer", &c2) ||
-                            strcmp(json_object_get_string(c2), name) != 0 ||
-                            !json_object_object_get_ex(e, "guest", &g) || !json_object_object_get_ex(e, "result", &res))
-                                continue;
-                        err = json_object_object_get(e, "error");
-                        /* Unicast: only the consumer learns about its guests. */
-                        _cleanup_(sd_bus_message_unrefp) sd_bus_message *sig = NULL;
-                        r = sd_bus_message_new_signal(m->bus, &sig, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE,
-                                                      "GuestRestored");
-                        if (r >= 0)
-                                r = sd_bus_message_set_destination(sig, sender);
-                        if (r >= 0)
-                                r = sd_bus_message_append(sig, "sssb", name, json_object_get_string(g),
-                                                          err ? json_object_get_string(err) : "",
-                                                          strcmp(json_object_get_string(res), "failed") != 0);
-                        if (r >= 0)
-                                r = sd_bus_send(m->bus, sig, NULL);
-                        if (r < 0)
-                                log_warning_errno(r, "GuestRestored to consumer %s (%s): %m", name, sender);
-                }
+        send_guests_restored(m, name, sender);
         /* Then the device events of its PFs it was not sent yet, in order. */
         (void) events_consumer_registered(m, name, sender);
         return 0;

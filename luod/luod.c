@@ -201,6 +201,23 @@ static int on_stop_signal(sd_event_source *s, const struct signalfd_siginfo *si,
         return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
+/* The Manager as the options set it: idle, nothing loaded. */
+static int manager_init_from_args(Manager *m) {
+        m->state_dir = arg_state_dir;
+        m->runtime_dir = arg_runtime_dir;
+        m->driver_wait_usec = arg_driver_wait_usec;
+        m->backends = arg_backends;
+        m->modules_root = arg_modules_root;
+        m->max_delay_usec = arg_max_delay_usec;
+        m->state = strdup("idle");
+        m->update_id = strdup("");
+        m->last_error = strdup("");
+        m->phase = strdup("");
+        if (!m->state || !m->update_id || !m->last_error || !m->phase)
+                return log_error_errno(-ENOMEM, "Out of memory");
+        return 0;
+}
+
 int main(int argc, char *argv[]) {
         struct timespec boot;
         Manager m = { .luo_out_fd = -EBADF, .luo_in_fd = -EBADF };
@@ -216,18 +233,7 @@ int main(int argc, char *argv[]) {
         if (r <= 0)
                 return r < 0 ? 1 : 0;
 
-        m.state_dir = arg_state_dir;
-        m.runtime_dir = arg_runtime_dir;
-        m.driver_wait_usec = arg_driver_wait_usec;
-        m.backends = arg_backends;
-        m.modules_root = arg_modules_root;
-        m.max_delay_usec = arg_max_delay_usec;
-        m.state = strdup("idle");
-        m.update_id = strdup("");
-        m.last_error = strdup("");
-        m.phase = strdup("");
-        if (!m.state || !m.update_id || !m.last_error || !m.phase) {
-                log_error_errno(-ENOMEM, "Out of memory");
+        if (manager_init_from_args(&m) < 0) {
                 manager_done(&m);
                 return 1;
         }

@@ -861,6 +861,49 @@ static int pf_from_json(json_object *o, size_t i, PfRecord *pf, char **error) {
         return 0;
 }
 
+/* "assignments" (format minor 1; absent in minor 0 states: none). */
+static int assignments_from_json(json_object *o, LuodState *s, char **error) {
+        char where[48];
+        json_object *e;
+        int r;
+
+        json_object *assignments;
+        if (!json_object_object_get_ex(o, "assignments", &assignments))
+                return 0;
+        r = get_array(error, NULL, o, "assignments", sizeof(VfAssignment), &assignments,
+                      (void **) &s->assignments, &s->n_assignments);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < s->n_assignments; i++) {
+                VfAssignment *a = &s->assignments[i];
+                uint64_t idx;
+
+                r = get_element(error, NULL, assignments, "assignments", i, &e);
+                if (r < 0)
+                        return r;
+                snprintf(where, sizeof(where), "assignments[%zu]", i);
+                r = get_strdup(error, where, e, "consumer", false, &a->consumer);
+                if (r >= 0)
+                        r = get_strdup(error, where, e, "guest", false, &a->guest);
+                if (r >= 0)
+                        r = get_strdup(error, where, e, "pf_identity", false, &a->pf_identity);
+                if (r >= 0)
+                        r = get_uint(error, where, e, "vf_index", 65535, false, &idx);
+                if (r < 0)
+                        return r;
+                a->vf_index = (uint32_t) idx;
+                /* Minor 2; absent: the owner of the consumer name is unknown. */
+                a->consumer_uid = VF_ASSIGNMENT_NO_UID;
+                if (json_object_object_get_ex(e, "consumer_uid", NULL)) {
+                        r = get_uint(error, where, e, "consumer_uid", VF_ASSIGNMENT_NO_UID - 1, false, &idx);
+                        if (r < 0)
+                                return r;
+                        a->consumer_uid = (uint32_t) idx;
+                }
+        }
+        return 0;
+}
+
 static int state_from_json(json_object *o, LuodState *s, char **error) {
         json_object *timestamps, *pfs, *e;
         char where[PF_WHERE_MAX];
@@ -927,42 +970,7 @@ static int state_from_json(json_object *o, LuodState *s, char **error) {
                         return r;
         }
 
-        /* Minor 1; absent in minor 0 states: no assignments. */
-        json_object *assignments;
-        if (!json_object_object_get_ex(o, "assignments", &assignments))
-                return 0;
-        r = get_array(error, NULL, o, "assignments", sizeof(VfAssignment), &assignments,
-                      (void **) &s->assignments, &s->n_assignments);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < s->n_assignments; i++) {
-                VfAssignment *a = &s->assignments[i];
-                uint64_t idx;
-
-                r = get_element(error, NULL, assignments, "assignments", i, &e);
-                if (r < 0)
-                        return r;
-                snprintf(where, sizeof(where), "assignments[%zu]", i);
-                r = get_strdup(error, where, e, "consumer", false, &a->consumer);
-                if (r >= 0)
-                        r = get_strdup(error, where, e, "guest", false, &a->guest);
-                if (r >= 0)
-                        r = get_strdup(error, where, e, "pf_identity", false, &a->pf_identity);
-                if (r >= 0)
-                        r = get_uint(error, where, e, "vf_index", 65535, false, &idx);
-                if (r < 0)
-                        return r;
-                a->vf_index = (uint32_t) idx;
-                /* Minor 2; absent: the owner of the consumer name is unknown. */
-                a->consumer_uid = VF_ASSIGNMENT_NO_UID;
-                if (json_object_object_get_ex(e, "consumer_uid", NULL)) {
-                        r = get_uint(error, where, e, "consumer_uid", VF_ASSIGNMENT_NO_UID - 1, false, &idx);
-                        if (r < 0)
-                                return r;
-                        a->consumer_uid = (uint32_t) idx;
-                }
-        }
-        return 0;
+        return assignments_from_json(o, s, error);
 }
 
 /* Parses exactly n bytes at p (trailing whitespace allowed) as one JSON

@@ -22,6 +22,7 @@
 #include <systemd/sd-event.h>
 
 #include "config.h"
+#include "backend.h"
 #include "consumers.h"
 #include "errors.h"
 #include "events.h"

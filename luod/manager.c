@@ -57,28 +57,6 @@ void manager_initrd_state_remove(const Manager *m) {
 }
 
 
-int backends_from_string(const char *s, unsigned *ret) {
-        unsigned b = 0;
-
-        for (const char *p = s; *p;) {
-                size_t n = strcspn(p, ",");
-                if (n == 3 && strncmp(p, "luo", n) == 0)
-                        b |= BACKEND_LUO;
-                else if (n == 6 && strncmp(p, "initrd", n) == 0)
-                        b |= BACKEND_INITRD;
-                else if (n == 4 && strncmp(p, "file", n) == 0)
-                        b |= BACKEND_FILE;
-                else
-                        return -EINVAL;
-                p += n;
-                if (*p == ',' && *++p == '\0')
-                        return -EINVAL;
-        }
-        if (b == 0)
-                return -EINVAL;
-        *ret = b;
-        return 0;
-}
 
 /* ---- restore at start -------------------------------------------------- */
 
@@ -472,7 +450,6 @@ void manager_done(Manager *m) {
         if (m->luo_in_fd >= 0)
                 close(m->luo_in_fd);
         free(m->pending_initrd);
-        free(m->pending_backend);
         luod_state_free(&m->pending);
         json_object_put(m->report);
         free(m->state);

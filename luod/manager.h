@@ -3,9 +3,6 @@
 
 #include "types.h"
 
-/* Parses a comma-separated list of "luo", "initrd", "file" into BACKEND_*
- * bits.  Returns 0, or -EINVAL for an empty list or an unknown name. */
-int backends_from_string(const char *s, unsigned *ret);
 
 /* Runs at start, before the bus name is taken: finds a preserved state
  * (LUO session "luod", then <runtime_dir> or /luod from the initramfs, then

@@ -73,7 +73,7 @@ typedef struct Manager {
         /* A loaded update waiting for kexec -e. */
         LuodState pending;
         int luo_out_fd;                 /* outgoing LUO session: unpreserves when closed */
-        char *pending_backend;
+        const struct Backend *pending_backend;
         char *pending_initrd;           /* initrd with the appended state, removed on failure */
         bool pending_via_systemd;
         bool pending_prepared;          /* PrepareForUpdate went out for it */

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "config.h"
 #include "consumers.h"
 #include "drivers.h"
@@ -63,12 +64,13 @@ struct Update {
         const char *kernel, *initrd, *cmdline_arg;      /* in request */
         char *cmdline;
         char *out;                      /* initrd backend: the initrd with the state appended */
-        const char *backend;            /* "luo", "initrd" or "file" */
+        const Backend *backend;
         char release[KERNEL_RELEASE_MAX];
         json_object *plan;
         uint64_t flags;
         bool prepared;                  /* PrepareForUpdate went out */
         bool loaded;                    /* a kernel is loaded for it */
+        bool persisted;                 /* its state is in its backend */
         uint64_t prepare_start_us;
         sd_event_source *timer;         /* the --max-delay bound on the wait */
         DelayWait *waits;
@@ -189,8 +191,8 @@ static void update_end(Update *u, int r, const char *error_name, const char *fmt
         log_error("Update %s ended: %s", u->s.update_id, msg ?: "out of memory");
         if (u->loaded)
                 (void) kexec_unload();
-        if (u->out)
-                (void) unlink(u->out);
+        if (u->persisted || u->out)
+                u->backend->unpersist(u->m, u->out);
         if (u->prepared)
                 emit_abandoned(u->m, u->s.update_id, msg ?: "");
         status_set_state(u->m, "failed", msg ?: "out of memory");
@@ -308,33 +310,36 @@ static int preflight_drivers(Update *u, sd_bus_error *error, char **ret_note) {
                 -ENOMEM : 0;
 }
 
-/* Picks the backend.  systemctl kexec stops luod before the kexec: its
- * outgoing LUO session fd closes then, and that unpreserves the state, so
- * VIA_SYSTEMD never uses LUO (*ret_why says so). */
-static int preflight_backend(Update *u, sd_bus_error *error, const char **ret_why) {
-        unsigned b = u->m->backends;
-        bool via_systemd = u->flags & UPDATE_VIA_SYSTEMD;
-        const char *why = NULL;
+/* Picks the first backend of backends[] that --backends allows and can
+ * carry this update; *ret_note says why LUO was passed over when the
+ * caller asked for VIA_SYSTEMD (the plan shows it). */
+static int preflight_backend(Update *u, sd_bus_error *error, const char **ret_note) {
+        const char *why[3] = {};
+        size_t n_why = 0;
 
-        if ((b & BACKEND_LUO) && via_systemd)
-                why = "luo not used with VIA_SYSTEMD: systemd stops luod before the kexec, "
-                      "and closing its LUO session unpreserves the state";
-        if ((b & BACKEND_LUO) && !via_systemd && luo_available())
-                u->backend = "luo";
-        else if ((b & BACKEND_INITRD) && *u->initrd)
-                u->backend = "initrd";
-        else if (b & BACKEND_FILE)
-                u->backend = "file";
-        else
+        *ret_note = NULL;
+        for (size_t i = 0; backends[i] && !u->backend; i++) {
+                const Backend *b = backends[i];
+                const char *no;
+
+                if (!(u->m->backends & b->bit))
+                        continue;
+                no = b->unusable(u->m, u->initrd, u->flags);
+                if (!no)
+                        u->backend = b;
+                else if (n_why < ELEMENTSOF(why))
+                        why[n_why++] = no;
+                if (no && b == &backend_luo && (u->flags & UPDATE_VIA_SYSTEMD))
+                        *ret_note = no;
+        }
+        if (!u->backend)
                 return sd_bus_error_setf(error, LUOD_ERROR_NO_BACKEND,
-                                         "No preservation backend usable: %s%s%s (luod --backends)",
-                                         b & BACKEND_LUO ? (why ?: "/dev/liveupdate not available") : "",
-                                         (b & BACKEND_LUO) && (b & BACKEND_INITRD) ? ", " : "",
-                                         b & BACKEND_INITRD ? "no initrd given" : "");
-        if (strcmp(u->backend, "file") == 0 && access(u->m->state_dir, W_OK) < 0)
+                                         "No preservation backend usable: %s%s%s%s%s (luod --backends)",
+                                         why[0] ?: "", why[1] ? ", " : "", why[1] ?: "", why[2] ? ", " : "",
+                                         why[2] ?: "");
+        if (u->backend == &backend_file && access(u->m->state_dir, W_OK) < 0)
                 return sd_bus_error_setf(error, LUOD_ERROR_NO_BACKEND, "The state file backend needs %s: %s",
                                          u->m->state_dir, strerror(errno));
-        *ret_why = why;
         return 0;
 }
 
@@ -382,7 +387,7 @@ static int update_preflight(Update *u, sd_bus_error *error) {
                 r = preflight_cmdline(u, error);
         if (r < 0)
                 return r;
-        u->plan = record_plan(&u->s, u->kernel, u->initrd, u->cmdline, u->backend,
+        u->plan = record_plan(&u->s, u->kernel, u->initrd, u->cmdline, u->backend->name,
                               record_lockdown_mode(lockbuf, sizeof(lockbuf)));
         if (!u->plan)
                 return -ENOMEM;
@@ -506,60 +511,31 @@ static void update_prepare(Update *u) {
 
 /* ---- persist, load, loaded ---------------------------------------------- */
 
-/* The initrd backend: the state appended to a copy of the initrd. */
-static int persist_initrd(Update *u) {
-        _cleanup_free_ char *buf = NULL;
-        size_t size;
-        int r;
-
-        if (asprintf(&u->out, "%s/initrd-%s", u->m->runtime_dir, u->s.update_id) < 0) {
-                u->out = NULL;
-                return -ENOMEM;
-        }
-        (void) mkdir(u->m->runtime_dir, 0700);
-        r = record_serialize(&u->s, &buf, &size);
-        if (r >= 0)
-                r = initrd_append_state(u->initrd, u->out, buf, size);
-        return r;
-}
-
-/* LUO, falling back to the state file when LUO refuses and file is allowed. */
-static int persist_luo_or_file(Update *u) {
+static int update_persist(Update *u) {
         Manager *m = u->m;
         _cleanup_free_ char *buf = NULL;
         size_t size;
-        int r;
-
-        r = record_serialize(&u->s, &buf, &size);
-        if (r >= 0 && strcmp(u->backend, "luo") == 0) {
-                r = luo_preserve(buf, size, &m->luo_out_fd);
-                if (r < 0 && (m->backends & BACKEND_FILE)) {
-                        log_warning_errno(r, "Preserving the state in LUO failed, using %s/state.luod-state: %m",
-                                          m->state_dir);
-                        u->backend = "file";
-                        r = 0;
-                }
-        }
-        if (r >= 0 && strcmp(u->backend, "file") == 0)
-                r = file_preserve(m->state_dir, buf, size);
-        return r;
-}
-
-static int update_persist(Update *u) {
         int r;
 
         r = update_step(u, UPDATE_STEP_PERSIST);
         if (r < 0)
                 return r;
         (void) stamp(&u->s, "persist-start");
-        if (strcmp(u->backend, "initrd") == 0) {
-                r = persist_initrd(u);
-                if (r < 0)
+        r = record_serialize(&u->s, &buf, &size);
+        if (r >= 0)
+                r = u->backend->persist(m, u->s.update_id, u->initrd, buf, size, &u->out);
+        if (r < 0 && u->backend == &backend_luo && (m->backends & BACKEND_FILE)) {
+                log_warning_errno(r, "Preserving the state in LUO failed, using %s/state.luod-state: %m",
+                                  m->state_dir);
+                u->backend = &backend_file;
+                r = u->backend->persist(m, u->s.update_id, u->initrd, buf, size, &u->out);
+        }
+        u->persisted = r >= 0;
+        if (r < 0) {
+                if (u->out)
                         update_end(u, r, NULL, "Appending the state to %s as %s: %m", u->initrd, u->out);
-        } else {
-                r = persist_luo_or_file(u);
-                if (r < 0)
-                        update_end(u, r, NULL, "Persisting the state (%s): %m", u->backend);
+                else
+                        update_end(u, r, NULL, "Persisting the state (%s): %m", u->backend->name);
         }
         return r;
 }
@@ -595,12 +571,12 @@ static void update_loaded(Update *u) {
                 return;
         m->pending = u->s;
         u->s = (LuodState) {};
-        m->pending_backend = strdup(u->backend);
+        m->pending_backend = u->backend;
         m->pending_initrd = TAKE_PTR(u->out);
         m->pending_via_systemd = u->flags & UPDATE_VIA_SYSTEMD;
         m->pending_prepared = u->prepared;
         (void) status_set_string(&m->update_id, m->pending.update_id);
-        json_object_object_add(u->plan, "backend", json_object_new_string(u->backend));
+        json_object_object_add(u->plan, "backend", json_object_new_string(u->backend->name));
         status_set_state(m, "loaded", "");
         r = sd_bus_reply_method_return(u->request, "ss", m->pending.update_id,
                                        json_object_to_json_string_ext(u->plan, JSON_C_TO_STRING_PRETTY |
@@ -619,7 +595,7 @@ static void update_prepared(Update *u) {
         delay_waits_free(u);
         if (update_persist(u) < 0)
                 return;
-        if (strcmp(u->backend, "initrd") == 0 && update_load(u) < 0)
+        if (u->backend->persist_before_load && update_load(u) < 0)
                 return;
         update_loaded(u);
 }
@@ -637,7 +613,7 @@ static void update_start(Update *u) {
          * happen. */
         (void) status_set_string(&m->update_id, u->s.update_id);
         status_set_state(m, "preparing", "");
-        if (strcmp(u->backend, "initrd") != 0 && update_load(u) < 0)
+        if (!u->backend->persist_before_load && update_load(u) < 0)
                 return;
         update_prepare(u);
 }
@@ -698,18 +674,11 @@ static int on_execute(sd_event_source *s, void *userdata) {
 
 void update_pending_drop(Manager *m) {
         m->execute_source = sd_event_source_disable_unref(m->execute_source);
-        if (m->luo_out_fd >= 0) {
-                close(m->luo_out_fd);   /* unpreserves the memfd */
-                m->luo_out_fd = -EBADF;
-        }
-        if (m->pending_backend && strcmp(m->pending_backend, "file") == 0)
-                (void) file_remove(m->state_dir);
-        if (m->pending_initrd)
-                (void) unlink(m->pending_initrd);
+        if (m->pending_backend)
+                m->pending_backend->unpersist(m, m->pending_initrd);
+        m->pending_backend = NULL;
         free(m->pending_initrd);
         m->pending_initrd = NULL;
-        free(m->pending_backend);
-        m->pending_backend = NULL;
         m->pending_prepared = false;
         luod_state_free(&m->pending);
 }

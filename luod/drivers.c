@@ -18,6 +18,7 @@
 #include "drivers.h"
 #include "io-util.h"
 #include "log.h"
+#include "sysfs.h"
 #include "macro.h"
 #include "pci-util.h"
 
@@ -99,7 +100,7 @@ static const char *module_of_driver(const char *driver, char *buf, size_t size) 
         char path[PATH_MAX];
         ssize_t n;
 
-        snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s/module", driver);
+        (void) sysfs_path(path, sizeof(path), "bus/pci/drivers/%s/module", driver);
         n = readlink(path, buf, size - 1);
         if (n <= 0)
                 return driver;
@@ -153,7 +154,7 @@ int drivers_check(const LuodState *s, const char *modules_root, const char *rele
                 if (!pf->driver && pf->numvfs == 0)
                         continue;
                 pci_bdf_format(&pf->bdf, bdf);
-                snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/modalias", bdf);
+                (void) sysfs_path(path, sizeof(path), "bus/pci/devices/%s/modalias", bdf);
                 r = read_line(path, alias, sizeof(alias));
                 if (r < 0)
                         return log_error_errno(r, "PF %s: cannot read %s: %m", bdf, path);
@@ -330,15 +331,26 @@ int drivers_load(const char *driver) {
         char dir[PATH_MAX];
         int r;
 
+        char drivers[PATH_MAX];
+
         r = running_modules_dir(driver, dir);
+        if (r >= 0)
+                r = sysfs_path(drivers, sizeof(drivers), "bus/pci/drivers");
         if (r < 0)
                 return r;
-        return drivers_load_at("/sys/bus/pci/drivers", dir, driver);
+        return drivers_load_at(drivers, dir, driver);
 }
 
 int drivers_load_vf_drivers(const PfRecord *pf, const char *drivers_dir, const char *modules_dir,
                             const char **ret_driver) {
-        char dir[PATH_MAX];
+        char dir[PATH_MAX], drivers[PATH_MAX];
+
+        if (!drivers_dir) {
+                int r = sysfs_path(drivers, sizeof(drivers), "bus/pci/drivers");
+                if (r < 0)
+                        return r;
+                drivers_dir = drivers;
+        }
 
         for (size_t i = 0; i < pf->n_vfs; i++) {
                 const char *want = pf->vfs[i].driver;
@@ -353,7 +365,7 @@ int drivers_load_vf_drivers(const PfRecord *pf, const char *drivers_dir, const c
                         continue;
                 r = modules_dir ? 0 : running_modules_dir(want, dir);
                 if (r >= 0)
-                        r = drivers_load_at(drivers_dir ?: "/sys/bus/pci/drivers", modules_dir ?: dir, want);
+                        r = drivers_load_at(drivers_dir, modules_dir ?: dir, want);
                 if (r < 0) {
                         *ret_driver = want;
                         return r;

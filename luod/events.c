@@ -21,6 +21,7 @@
 #include "events.h"
 #include "io-util.h"
 #include "log.h"
+#include "sysfs.h"
 #include "macro.h"
 #include "types.h"
 #include "pci-util.h"
@@ -105,7 +106,7 @@ static ssize_t sysfs_device_link(void *userdata, const PciBdf *bdf, const char *
         char path[PATH_MAX], b[PCI_BDF_STRING_MAX];
         ssize_t n;
 
-        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", pci_bdf_format(bdf, b), attr);
+        (void) sysfs_path(path, sizeof(path), "bus/pci/devices/%s/%s", pci_bdf_format(bdf, b), attr);
         n = readlink(path, buf, size - 1);
         if (n < 0)
                 return -errno;
@@ -116,7 +117,7 @@ static ssize_t sysfs_device_link(void *userdata, const PciBdf *bdf, const char *
 static int sysfs_pf_identity(void *userdata, const PciBdf *bdf, char **ret) {
         char path[PATH_MAX], b[PCI_BDF_STRING_MAX];
 
-        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/sriov_totalvfs", pci_bdf_format(bdf, b));
+        (void) sysfs_path(path, sizeof(path), "bus/pci/devices/%s/sriov_totalvfs", pci_bdf_format(bdf, b));
         if (access(path, F_OK) < 0)
                 return -errno;
         return sriov_pf_identity(bdf, ret);
@@ -127,7 +128,7 @@ static int sysfs_group_devices(void *userdata, long group, int (*fn)(const char 
         struct dirent *de;
         int r = 0;
 
-        snprintf(path, sizeof(path), "/sys/kernel/iommu_groups/%ld/devices", group);
+        (void) sysfs_path(path, sizeof(path), "kernel/iommu_groups/%ld/devices", group);
         _cleanup_(closedirp) DIR *dir = opendir(path);
         if (!dir)
                 return -errno;
@@ -613,7 +614,7 @@ static int replay_uevents(Events *e, const PfRestore *pf) {
         char path[PATH_MAX], b[PCI_BDF_STRING_MAX], uuid[64], line[80];
         int r, n = 0;
 
-        r = read_line("/proc/sys/kernel/random/uuid", uuid, sizeof(uuid));
+        r = procfs_read_line("sys/kernel/random/uuid", uuid, sizeof(uuid));
         if (r < 0)
                 return log_warning_errno(r, "Replaying uevents: no UUID from /proc/sys/kernel/random/uuid: %m");
         snprintf(line, sizeof(line), "add %s", uuid);
@@ -621,7 +622,7 @@ static int replay_uevents(Events *e, const PfRestore *pf) {
                 PciBdf vf;
                 if (sriov_vf_bdf(&pf->bdf, i, &vf) < 0)
                         continue;
-                snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/uevent", pci_bdf_format(&vf, b));
+                (void) sysfs_path(path, sizeof(path), "bus/pci/devices/%s/uevent", pci_bdf_format(&vf, b));
                 _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
                 if (fd < 0 || write(fd, line, strlen(line)) < 0) {
                         log_warning_errno(-errno, "Replaying VF %s's add uevent (%s): %m", b, path);
@@ -771,10 +772,12 @@ json_object *events_report(Manager *m) {
 /* /sys/kernel/uevent_seqnum: the last seqnum this kernel gave (0 if
  * unreadable). */
 static uint64_t kernel_uevent_seqnum(void) {
-        _cleanup_close_ int fd = open("/sys/kernel/uevent_seqnum", O_RDONLY | O_CLOEXEC);
-        char buf[32];
+        _cleanup_close_ int fd = -EBADF;
+        char buf[32], path[PATH_MAX];
         ssize_t n;
 
+        if (sysfs_path(path, sizeof(path), "kernel/uevent_seqnum") >= 0)
+                fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
                 return 0;
         buf[n] = 0;

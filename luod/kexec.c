@@ -15,6 +15,7 @@
 #include "kexec.h"
 #include "log.h"
 #include "macro.h"
+#include "sysfs.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 /* Enough for any kexec-tools message; the rest of a longer stderr is read
@@ -297,7 +298,11 @@ int kexec_loaded(void) {
         _cleanup_free_ char *text = NULL;
         int r;
 
-        r = read_text_file("/sys/kernel/kexec_loaded", &text);
+        char path[PATH_MAX];
+
+        r = sysfs_path(path, sizeof(path), "kernel/kexec_loaded");
+        if (r >= 0)
+                r = read_text_file(path, &text);
         if (r < 0)
                 return r;
         strip_trailing(text);
@@ -396,7 +401,11 @@ int kernel_cmdline_get_update_id(const char *proc_cmdline, char ret[static LUOD_
         int r;
 
         if (!proc_cmdline) {
-                r = read_text_file("/proc/cmdline", &text);
+                char path[PATH_MAX];
+
+                r = procfs_path(path, sizeof(path), "cmdline");
+                if (r >= 0)
+                        r = read_text_file(path, &text);
                 if (r < 0)
                         return r;
                 proc_cmdline = text;

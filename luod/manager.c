@@ -22,6 +22,7 @@
 #include "kexec.h"
 #include "kmsg.h"
 #include "log.h"
+#include "sysfs.h"
 #include "manager.h"
 #include "preserve.h"
 #include "report.h"
@@ -131,7 +132,7 @@ static void journal_restore_done(Manager *m, const LuodState *s, const char *bac
 
 /* This boot's id, /proc/sys/kernel/random/boot_id. */
 static int read_boot_id(char ret[static LUOD_UUID_STRING_MAX]) {
-        int r = read_line("/proc/sys/kernel/random/boot_id", ret, LUOD_UUID_STRING_MAX);
+        int r = procfs_read_line("sys/kernel/random/boot_id", ret, LUOD_UUID_STRING_MAX);
         if (r < 0)
                 return log_error_errno(r, "Failed to read /proc/sys/kernel/random/boot_id: %m");
         return 0;
@@ -162,7 +163,7 @@ static bool finished_is(Manager *m, const char *update_id) {
 static void cmdline_update_id(char id[static LUOD_UUID_STRING_MAX]) {
         char cmdline[4096];
 
-        if (read_line("/proc/cmdline", cmdline, sizeof(cmdline)) < 0 || kernel_cmdline_get_update_id(cmdline, id) < 0)
+        if (procfs_read_line("cmdline", cmdline, sizeof(cmdline)) < 0 || kernel_cmdline_get_update_id(cmdline, id) < 0)
                 id[0] = '\0';
 }
 

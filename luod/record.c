@@ -8,6 +8,7 @@
 
 #include "io-util.h"
 #include "log.h"
+#include "sysfs.h"
 #include "pci-util.h"
 #include "record.h"
 #include "tsc.h"
@@ -17,9 +18,9 @@ int record_fill_header(LuodState *s) {
         struct utsname u;
         int r;
 
-        r = read_line("/proc/sys/kernel/random/uuid", s->update_id, sizeof(s->update_id));
+        r = procfs_read_line("sys/kernel/random/uuid", s->update_id, sizeof(s->update_id));
         if (r >= 0)
-                r = read_line("/proc/sys/kernel/random/boot_id", s->old_boot_id, sizeof(s->old_boot_id));
+                r = procfs_read_line("sys/kernel/random/boot_id", s->old_boot_id, sizeof(s->old_boot_id));
         if (r < 0)
                 return log_error_errno(r, "Failed to read a UUID from /proc/sys/kernel/random: %m");
         if (uname(&u) < 0)
@@ -53,7 +54,7 @@ void record_drop_unused(LuodState *s) {
 const char *record_lockdown_mode(char *buf, size_t size) {
         char *a, *b;
 
-        if (read_line("/sys/kernel/security/lockdown", buf, size) < 0)
+        if (sysfs_read_line("kernel/security/lockdown", buf, size) < 0)
                 return "unknown";
         a = strchr(buf, '[');
         b = a ? strchr(a, ']') : NULL;

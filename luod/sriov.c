@@ -20,9 +20,8 @@
 #include "log.h"
 #include "macro.h"
 #include "sriov.h"
+#include "sysfs.h"
 
-#define PCI_BUS_DIR "/sys/bus/pci"
-#define PCI_DEVICES_DIR PCI_BUS_DIR "/devices"
 #define SYS_DEVICES_PREFIX "/sys/devices/"
 
 /* PCI configuration space: the first 256 bytes are conventional, the
@@ -33,8 +32,6 @@
 #define PCI_EXT_CAP_ID_DSN 0x0003
 #define PCI_EXT_CAP_TTL ((PCI_CFG_SPACE_EXP_SIZE - PCI_CFG_SPACE_SIZE) / 8)
 
-/* A sysfs attribute is at most one page. */
-#define SYSFS_ATTR_MAX 4096
 
 #define USEC_PER_MSEC UINT64_C(1000)
 #define USEC_PER_SEC UINT64_C(1000000)
@@ -98,94 +95,13 @@ static void poll_sleep(void) {
 
 /* ---- sysfs ---------------------------------------------------------------- */
 
-static int path_join(char buf[static PATH_MAX], const char *dir, const char *name) {
-        int n = snprintf(buf, PATH_MAX, "%s/%s", dir, name);
+/* <sysfs root>/bus/pci/devices/<BDF> */
+#define PCI_DIR_MAX PATH_MAX
 
-        return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
-}
-
-/* "/sys/bus/pci/devices/<BDF>" + NUL */
-#define PCI_DIR_MAX (sizeof(PCI_DEVICES_DIR "/") + PCI_BDF_STRING_MAX)
-
-static void pci_dir(const PciBdf *bdf, char buf[static PCI_DIR_MAX]) {
+static void pci_dir(const PciBdf *bdf, char buf[static PATH_MAX]) {
         char s[PCI_BDF_STRING_MAX];
 
-        snprintf(buf, PCI_DIR_MAX, PCI_DEVICES_DIR "/%s", pci_bdf_format(bdf, s));
-}
-
-/* Reads the sysfs attribute dir/name into a malloc'd string without its
- * trailing newlines.  Returns 0 or a negative errno. */
-static int sysfs_read(const char *dir, const char *name, char **ret) {
-        _cleanup_close_ int fd = -EBADF;
-        char path[PATH_MAX], buf[SYSFS_ATTR_MAX + 1];
-        size_t len = 0;
-        ssize_t n;
-        int r;
-
-        r = path_join(path, dir, name);
-        if (r < 0)
-                return r;
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        while (len < SYSFS_ATTR_MAX && (n = read(fd, buf + len, SYSFS_ATTR_MAX - len)) != 0) {
-                if (n < 0)
-                        return -errno;
-                len += (size_t) n;
-        }
-        while (len > 0 && buf[len - 1] == '\n')
-                len--;
-        buf[len] = '\0';
-
-        *ret = strdup(buf);
-        return *ret ? 0 : -ENOMEM;
-}
-
-/* Writes value to the sysfs attribute dir/name in one write().  Returns 0 or
- * a negative errno (the kernel's refusal comes back from write()). */
-static int sysfs_write(const char *dir, const char *name, const char *value) {
-        _cleanup_close_ int fd = -EBADF;
-        char path[PATH_MAX];
-        size_t len = strlen(value);
-        ssize_t n;
-        int r;
-
-        r = path_join(path, dir, name);
-        if (r < 0)
-                return r;
-        fd = open(path, O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        n = write(fd, value, len);
-        if (n < 0)
-                return -errno;
-        return (size_t) n == len ? 0 : -EIO;
-}
-
-/* Reads the symlink dir/name and returns the last component of its target
- * (a driver, a BDF, an IOMMU group number) in *ret, or NULL when there is no
- * such link.  Logs other errors, naming what. */
-static int sysfs_link_name(const char *what, const char *dir, const char *name, char **ret) {
-        char path[PATH_MAX], target[PATH_MAX];
-        const char *base;
-        ssize_t n;
-        int r;
-
-        r = path_join(path, dir, name);
-        if (r < 0)
-                return log_error_errno(r, "%s: path %s/%s too long: %m", what, dir, name);
-        n = readlink(path, target, sizeof(target) - 1);
-        if (n < 0) {
-                if (errno == ENOENT) {
-                        *ret = NULL;
-                        return 0;
-                }
-                return log_error_errno(-errno, "%s: failed to read link %s: %m", what, path);
-        }
-        target[n] = '\0';
-        base = strrchr(target, '/');
-        *ret = strdup(base ? base + 1 : target);
-        return *ret ? 0 : log_error_errno(-ENOMEM, "%s: failed to read link %s: %m", what, path);
+        (void) sysfs_path(buf, PATH_MAX, "bus/pci/devices/%s", pci_bdf_format(bdf, s));
 }
 
 static int parse_u32(const char *s, uint32_t *ret) {
@@ -921,7 +837,7 @@ int sriov_pf_identity(const PciBdf *bdf, char **ret) {
         PfRecord pf = {};
         int r;
 
-        snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%s", pci_bdf_format(bdf, b));
+        (void) sysfs_path(dir, sizeof(dir), "bus/pci/devices/%s", pci_bdf_format(bdf, b));
         snprintf(what, sizeof(what), "PF %s", b);
         udev = udev_new();
         if (!udev)
@@ -1118,8 +1034,8 @@ int sriov_pf_wait_vfs(const PciBdf *pf, uint32_t n, uint64_t timeout_usec) {
         pci_bdf_format(pf, bdf);
         for (;;) {
                 for (; i < n; i++) {
-                        snprintf(path, sizeof(path), "%s/virtfn%" PRIu32, dir, i);
-                        if (access(path, F_OK) < 0)
+                        int k = snprintf(path, sizeof(path), "%s/virtfn%" PRIu32, dir, i);
+                        if (k < 0 || (size_t) k >= sizeof(path) || access(path, F_OK) < 0)
                                 break;
                 }
                 if (i == n)
@@ -1160,10 +1076,13 @@ int sriov_vf_bind(const PciBdf *vf, const char *driver_override, const char *dri
         if (!driver || cur)
                 return 0;
 
-        r = sysfs_write(PCI_BUS_DIR, "drivers_probe", bdf);
+        char bus[PATH_MAX];
+        r = sysfs_path(bus, sizeof(bus), "bus/pci");
+        if (r >= 0)
+                r = sysfs_write(bus, "drivers_probe", bdf);
         if (r < 0)
-                return log_error_errno(r, "%s: probing for driver %s failed (" PCI_BUS_DIR "/drivers_probe): %m",
-                                       what, driver);
+                return log_error_errno(r, "%s: probing for driver %s failed (%s/drivers_probe): %m",
+                                       what, driver, bus);
         r = sysfs_link_name(what, dir, "driver", &cur);
         if (r < 0)
                 return r;
@@ -1230,7 +1149,7 @@ int sriov_vf_clear_override(const PciBdf *vf) {
         pci_dir(vf, dir);
         r = sysfs_write(dir, "driver_override", "\n");
         if (r < 0)
-                return log_error_errno(r, "VF %s: failed to clear driver_override: %m", dir + sizeof(PCI_DEVICES_DIR));
+                return log_error_errno(r, "VF %s: failed to clear driver_override: %m", strrchr(dir, '/') + 1);
         return 0;
 }
 

@@ -37,6 +37,7 @@
 #include "io-util.h"
 #include "kexec.h"
 #include "log.h"
+#include "sysfs.h"
 #include "types.h"
 #include "preserve.h"
 #include "record.h"
@@ -350,7 +351,7 @@ static int preflight_cmdline(Update *u, sd_bus_error *error) {
         if (*u->cmdline_arg)
                 r = kernel_cmdline_with_update_id(u->cmdline_arg, u->s.update_id, &u->cmdline);
         else {
-                r = read_line("/proc/cmdline", proc_cmdline, sizeof(proc_cmdline));
+                r = procfs_read_line("cmdline", proc_cmdline, sizeof(proc_cmdline));
                 if (r >= 0)
                         r = kernel_cmdline_with_update_id(proc_cmdline, u->s.update_id, &u->cmdline);
         }

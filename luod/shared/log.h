@@ -19,4 +19,5 @@
 #define log_error(fmt, ...) (void) fprintf(stderr, "<3>" fmt "\n", ##__VA_ARGS__)
 #define log_notice(fmt, ...) (void) fprintf(stderr, "<5>" fmt "\n", ##__VA_ARGS__)
 #define log_info(fmt, ...) (void) fprintf(stderr, "<6>" fmt "\n", ##__VA_ARGS__)
+#define log_debug(fmt, ...) (void) fprintf(stderr, "<7>" fmt "\n", ##__VA_ARGS__)
 #define log_warning(fmt, ...) (void) fprintf(stderr, "<4>" fmt "\n", ##__VA_ARGS__)

@@ -359,9 +359,10 @@ int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *
                 return sd_bus_error_set_errnof(error, -r, "Cannot learn the uid of %s: %m", sender);
         uid_t owner;
         if (!consumer_owner_check(m, name, uid, &owner))
-                return sd_bus_error_setf(error, LUOD_ERROR_NOT_PERMITTED, "Consumer name %s belongs to uid %u (it registered it "
-                                               "first, or its VF assignments were made by it); uid %u may not take it",
-                                               name, (unsigned) owner, (unsigned) uid);
+                return sd_bus_error_setf(error, LUOD_ERROR_NOT_PERMITTED,
+                                         "Consumer name %s belongs to uid %u (it registered it "
+                                         "first, or its VF assignments were made by it); uid %u may not take it",
+                                         name, (unsigned) owner, (unsigned) uid);
 
         c = calloc(1, sizeof(*c));
         if (!c)
@@ -399,23 +400,29 @@ Consumer *consumer_caller(Manager *m, sd_bus_message *msg, sd_bus_error *error, 
         Consumer *c = sender ? consumer_by_sender(m, sender) : NULL;
 
         if (!c)
-                *ret = sd_bus_error_setf(error, LUOD_ERROR_NOT_CONSUMER, "%s is not a registered consumer (RegisterConsumer first)",
-                                               sender ?: "the caller");
+                *ret = sd_bus_error_setf(error, LUOD_ERROR_NOT_CONSUMER,
+                                         "%s is not a registered consumer (RegisterConsumer first)",
+                                         sender ?: "the caller");
         return c;
 }
 
 /* AssignVF's and UnassignVF's arguments and caller.  The record of the VF
  * assignments an update carries is taken at its preflight: they do not
  * change until the update ends. */
-static int assignment_args(Manager *m, sd_bus_message *msg, sd_bus_error *error, const char **guest,
-                           const char **identity, uint32_t *index, Consumer **ret) {
+typedef struct AssignmentCall {
+        const char *guest, *identity;
+        uint32_t index;
+        Consumer *c;
+} AssignmentCall;
+
+static int assignment_args(Manager *m, sd_bus_message *msg, sd_bus_error *error, AssignmentCall *a) {
         int r;
 
-        r = sd_bus_message_read(msg, "ssu", guest, identity, index);
+        r = sd_bus_message_read(msg, "ssu", &a->guest, &a->identity, &a->index);
         if (r < 0)
                 return r;
-        *ret = consumer_caller(m, msg, error, &r);
-        if (!*ret)
+        a->c = consumer_caller(m, msg, error, &r);
+        if (!a->c)
                 return r;
         if (manager_update_busy(m))
                 return sd_bus_error_setf(error, LUOD_ERROR_UPDATE_IN_PROGRESS,
@@ -427,77 +434,79 @@ static int assignment_args(Manager *m, sd_bus_message *msg, sd_bus_error *error,
 int method_assign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
         _cleanup_luod_state_ LuodState now = {};
-        const char *guest, *identity;
         const PfRecord *pf = NULL;
-        uint32_t index;
-        Consumer *c;
+        AssignmentCall call;
         int r = 0;
 
-        r = assignment_args(m, msg, error, &guest, &identity, &index, &c);
+        r = assignment_args(m, msg, error, &call);
         if (r < 0)
                 return r;
-        if (!guest_name_ok(guest))
+        if (!guest_name_ok(call.guest))
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Guest name must be 1..%d bytes, no control characters", GUEST_NAME_MAX);
         r = sriov_scan(&now);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Scanning the SR-IOV PFs: %m");
         for (size_t i = 0; i < now.n_pfs && !pf; i++)
-                if (now.pfs[i].identity && strcmp(now.pfs[i].identity, identity) == 0)
+                if (now.pfs[i].identity && strcmp(now.pfs[i].identity, call.identity) == 0)
                         pf = &now.pfs[i];
         if (!pf)
-                return sd_bus_error_setf(error, LUOD_ERROR_NO_SUCH_PF, "No SR-IOV PF with identity '%s' (luoctl vfs)", identity);
-        if (index >= pf->totalvfs)
+                return sd_bus_error_setf(error, LUOD_ERROR_NO_SUCH_PF,
+                                         "No SR-IOV PF with identity '%s' (luoctl vfs)", call.identity);
+        if (call.index >= pf->totalvfs)
                 return sd_bus_error_setf(error, LUOD_ERROR_NO_SUCH_VF, "PF %s has sriov_totalvfs %u: no VF %u",
-                                               identity, pf->totalvfs, index);
+                                         call.identity, pf->totalvfs, call.index);
         for (size_t i = 0; i < m->held.n_assignments; i++) {
                 const VfAssignment *a = &m->held.assignments[i];
 
-                if (a->vf_index == index && strcmp(a->pf_identity, identity) == 0)
-                        return sd_bus_error_setf(error, LUOD_ERROR_VF_BUSY, "VF %u of PF %s is held by guest %s of consumer %s",
-                                                       index, identity, a->guest, a->consumer);
+                if (a->vf_index == call.index && strcmp(a->pf_identity, call.identity) == 0)
+                        return sd_bus_error_setf(error, LUOD_ERROR_VF_BUSY,
+                                                 "VF %u of PF %s is held by guest %s of consumer %s",
+                                                 call.index, call.identity, a->guest, a->consumer);
         }
-        r = luod_state_add_assignment(&m->held, c->name, guest, identity, index);
+        r = luod_state_add_assignment(&m->held, call.c->name, call.guest, call.identity, call.index);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, -r, "Assigning VF %u of PF %s to %s: %m", index, identity, guest);
-        m->held.assignments[m->held.n_assignments - 1].consumer_uid = (uint32_t) c->uid;
+                return sd_bus_error_set_errnof(error, -r, "Assigning VF %u of PF %s to %s: %m",
+                                               call.index, call.identity, call.guest);
+        m->held.assignments[m->held.n_assignments - 1].consumer_uid = (uint32_t) call.c->uid;
         r = consumers_save(m);
         if (r < 0) {
-                (void) luod_state_remove_assignment(&m->held, guest, identity, index);
+                (void) luod_state_remove_assignment(&m->held, call.guest, call.identity, call.index);
                 return sd_bus_error_set_errnof(error, -r, "Saving %s/assignments.json: %m", m->state_dir);
         }
-        log_info("Consumer %s: guest %s holds VF %u of PF %s", c->name, guest, index, identity);
+        log_info("Consumer %s: guest %s holds VF %u of PF %s", call.c->name, call.guest, call.index, call.identity);
         return sd_bus_reply_method_return(msg, NULL);
 }
 
 int method_unassign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
-        const char *guest, *identity;
-        uint32_t index;
-        Consumer *c;
+        AssignmentCall call;
         int r = 0;
 
-        r = assignment_args(m, msg, error, &guest, &identity, &index, &c);
+        r = assignment_args(m, msg, error, &call);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < m->held.n_assignments; i++) {
                 const VfAssignment *a = &m->held.assignments[i];
 
-                if (a->vf_index == index && strcmp(a->pf_identity, identity) == 0 && strcmp(a->guest, guest) == 0 &&
-                    strcmp(a->consumer, c->name) != 0)
-                        return sd_bus_error_setf(error, LUOD_ERROR_NOT_PERMITTED, "VF %u of PF %s was assigned by consumer %s, not %s",
-                                                       index, identity, a->consumer, c->name);
+                if (a->vf_index == call.index && strcmp(a->pf_identity, call.identity) == 0 &&
+                    strcmp(a->guest, call.guest) == 0 && strcmp(a->consumer, call.c->name) != 0)
+                        return sd_bus_error_setf(error, LUOD_ERROR_NOT_PERMITTED,
+                                                 "VF %u of PF %s was assigned by consumer %s, not %s",
+                                                 call.index, call.identity, a->consumer, call.c->name);
         }
-        r = luod_state_remove_assignment(&m->held, guest, identity, index);
+        r = luod_state_remove_assignment(&m->held, call.guest, call.identity, call.index);
         if (r < 0)
                 return r == -ENOENT ?
-                        sd_bus_error_setf(error, LUOD_ERROR_NO_SUCH_VF, "Guest %s holds no VF %u of PF %s", guest, index,
-                                          identity) :
-                        sd_bus_error_set_errnof(error, -r, "Guest %s holds no VF %u of PF %s", guest, index, identity);
+                        sd_bus_error_setf(error, LUOD_ERROR_NO_SUCH_VF,
+                                          "Guest %s holds no VF %u of PF %s", call.guest, call.index,
+                                          call.identity) :
+                        sd_bus_error_set_errnof(error, -r, "Guest %s holds no VF %u of PF %s",
+                                                call.guest, call.index, call.identity);
         r = consumers_save(m);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Saving %s/assignments.json: %m", m->state_dir);
-        log_info("Consumer %s: guest %s released VF %u of PF %s", c->name, guest, index, identity);
+        log_info("Consumer %s: guest %s released VF %u of PF %s", call.c->name, call.guest, call.index, call.identity);
         return sd_bus_reply_method_return(msg, NULL);
 }
 
@@ -679,8 +688,9 @@ int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 return r;
         e = report_guest(m, c->name, guest);
         if (!e)
-                return sd_bus_error_setf(error, LUOD_ERROR_NO_SUCH_GUEST, "Consumer %s has no guest %s in the last live update",
-                                               c->name, guest);
+                return sd_bus_error_setf(error, LUOD_ERROR_NO_SUCH_GUEST,
+                                         "Consumer %s has no guest %s in the last live update",
+                                         c->name, guest);
         /* The guest's blackout started when its consumer released its delay
          * inhibitor (or the maximum passed); without one, at persist-start. */
         uint64_t start = 0, start_rt = 0;
@@ -706,8 +716,9 @@ int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         double ms;
         bool approximate;
         if (span_ms(start, now, m->tsc_khz, start_rt, realtime_ns(), &ms, &approximate) < 0)
-                return sd_bus_error_setf(error, LUOD_ERROR_NO_CLOCK, "Neither the TSC nor the wall clock spans the kexec: "
-                                               "guest %s's downtime unknown", guest);
+                return sd_bus_error_setf(error, LUOD_ERROR_NO_CLOCK,
+                                         "Neither the TSC nor the wall clock spans the kexec: "
+                                         "guest %s's downtime unknown", guest);
         char buf[32];
 
         snprintf(buf, sizeof(buf), "%.1f", ms);

@@ -802,9 +802,10 @@ int method_get_events(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
          * kernel numbered comes from before the kexec. */
         uint64_t newest = MAX(e->max_seqnum, kernel_uevent_seqnum());
         if (after > newest)
-                return sd_bus_error_setf(error, LUOD_ERROR_CURSOR_FROM_OTHER_BOOT, "Seqnum %" PRIu64 " is beyond the newest event of this "
-                                               "boot (%" PRIu64 ", /sys/kernel/uevent_seqnum): a cursor from before "
-                                               "the kexec? Start from 0", after, newest);
+                return sd_bus_error_setf(error, LUOD_ERROR_CURSOR_FROM_OTHER_BOOT,
+                                         "Seqnum %" PRIu64 " is beyond the newest event of this "
+                                         "boot (%" PRIu64 ", /sys/kernel/uevent_seqnum): a cursor from before "
+                                         "the kexec? Start from 0", after, newest);
         for (size_t i = 0; sender && i < m->n_consumers; i++)
                 if (strcmp(m->consumers[i]->sender, sender) == 0)
                         consumer = m->consumers[i]->name;

@@ -85,9 +85,10 @@ int method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         for (size_t i = 0; i < m->n_inhibitors; i++)
                 mine += m->inhibitors[i].uid == c->uid;
         if (mine >= INHIBITORS_PER_UID_MAX || m->n_inhibitors >= INHIBITORS_MAX)
-                return sd_bus_error_setf(error, LUOD_ERROR_TOO_MANY_INHIBITORS, "Consumer %s: uid %u holds %zu inhibitors of at most %d, "
-                                               "all consumers %zu of at most %d", c->name, (unsigned) c->uid, mine,
-                                               INHIBITORS_PER_UID_MAX, m->n_inhibitors, INHIBITORS_MAX);
+                return sd_bus_error_setf(error, LUOD_ERROR_TOO_MANY_INHIBITORS,
+                                         "Consumer %s: uid %u holds %zu inhibitors of at most %d, "
+                                         "all consumers %zu of at most %d", c->name, (unsigned) c->uid, mine,
+                                         INHIBITORS_PER_UID_MAX, m->n_inhibitors, INHIBITORS_MAX);
         if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
                 return sd_bus_error_set_errnof(error, errno, "pipe2: %m");
         n = reallocarray(m->inhibitors, m->n_inhibitors + 1, sizeof(Inhibitor));

@@ -60,7 +60,7 @@ static int method_get_report(sd_bus_message *msg, void *userdata, sd_bus_error *
 
                 if (stat(path, &st) < 0)
                         return (errno == ENOENT ? sd_bus_error_setf(error, LUOD_ERROR_NO_REPORT, "No update report in %s: %s", path,
-                                                                strerror(errno)) :
+                                                                    strerror(errno)) :
                                 sd_bus_error_set_errnof(error, errno, "No update report in %s: %m", path));
                 if (!S_ISREG(st.st_mode))
                         return sd_bus_error_setf(error, LUOD_ERROR_STATE_CORRUPT, "The update report %s is not a regular file", path);

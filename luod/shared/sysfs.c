@@ -95,19 +95,26 @@ int path_join(char buf[static PATH_MAX], const char *dir, const char *name) {
 
 /* Reads the sysfs attribute dir/name into a malloc'd string without its
  * trailing newlines.  Returns 0 or a negative errno. */
-int sysfs_read(const char *dir, const char *name, char **ret) {
-        _cleanup_close_ int fd = -EBADF;
-        char path[PATH_MAX], buf[SYSFS_ATTR_MAX + 1];
-        size_t len = 0;
-        ssize_t n;
-        int r;
+/* Opens dir/name; returns the fd or a negative errno. */
+static int attr_open(const char *dir, const char *name, int flags) {
+        char path[PATH_MAX];
+        int r, fd;
 
         r = path_join(path, dir, name);
         if (r < 0)
                 return r;
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+        fd = open(path, flags | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+int sysfs_read(const char *dir, const char *name, char **ret) {
+        _cleanup_close_ int fd = attr_open(dir, name, O_RDONLY);
+        char buf[SYSFS_ATTR_MAX + 1];
+        size_t len = 0;
+        ssize_t n;
+
         if (fd < 0)
-                return -errno;
+                return fd;
         while (len < SYSFS_ATTR_MAX && (n = read(fd, buf + len, SYSFS_ATTR_MAX - len)) != 0) {
                 if (n < 0)
                         return -errno;
@@ -124,18 +131,12 @@ int sysfs_read(const char *dir, const char *name, char **ret) {
 /* Writes value to the sysfs attribute dir/name in one write().  Returns 0 or
  * a negative errno (the kernel's refusal comes back from write()). */
 int sysfs_write(const char *dir, const char *name, const char *value) {
-        _cleanup_close_ int fd = -EBADF;
-        char path[PATH_MAX];
+        _cleanup_close_ int fd = attr_open(dir, name, O_WRONLY);
         size_t len = strlen(value);
         ssize_t n;
-        int r;
 
-        r = path_join(path, dir, name);
-        if (r < 0)
-                return r;
-        fd = open(path, O_WRONLY | O_CLOEXEC);
         if (fd < 0)
-                return -errno;
+                return fd;
         n = write(fd, value, len);
         if (n < 0)
                 return -errno;

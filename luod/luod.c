@@ -2,7 +2,7 @@
 /*
  * luod — the live-update daemon.
  *
- * At start it restores a preserved state (manager_restore_at_start()), then
+ * At start it restores a preserved state (restore_at_start()), then
  * owns org.luod1 on the system bus (or on --bus-address) with
  * org.luod1.Manager at /org/luod1 (proto/org.luod1.Manager.xml), tells
  * systemd READY=1 (so units ordered after luod.service see the VFs back) and
@@ -29,6 +29,8 @@
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
+#include "manager-dbus.h"
+#include "restore-start.h"
 #include "report.h"
 #include "update.h"
 #include "tsc.h"
@@ -210,13 +212,7 @@ static int manager_init_from_args(Manager *m) {
         m->backends = arg_backends;
         m->modules_root = arg_modules_root;
         m->max_delay_usec = arg_max_delay_usec;
-        m->state = strdup("idle");
-        m->update_id = strdup("");
-        m->last_error = strdup("");
-        m->phase = strdup("");
-        if (!m->state || !m->update_id || !m->last_error || !m->phase)
-                return log_error_errno(-ENOMEM, "Out of memory");
-        return 0;
+        return manager_init(m);
 }
 
 int main(int argc, char *argv[]) {
@@ -251,7 +247,7 @@ int main(int argc, char *argv[]) {
         if (arg_events)
                 (void) events_start(&m, arg_event_buffer);
         (void) consumers_load(&m);
-        (void) manager_restore_at_start(&m);
+        (void) restore_at_start(&m);
 
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);

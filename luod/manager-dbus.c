@@ -18,7 +18,8 @@
 #include "json-util.h"
 #include "kexec.h"
 #include "log.h"
-#include "manager.h"
+#include "manager-dbus.h"
+#include "restore-start.h"
 #include "preserve.h"
 #include "record.h"
 #include "sriov.h"
@@ -96,9 +97,9 @@ static int method_discard(sd_bus_message *msg, void *userdata, sd_bus_error *err
         r = file_remove(m->state_dir);
         if (r < 0 && r != -ENOENT)
                 return sd_bus_error_set_errnof(error, -r, "Removing %s/state.luod-state: %m", m->state_dir);
-        manager_initrd_state_remove(m);
+        restore_initrd_state_remove(m);
         if (m->update_id && *m->update_id && !m->pending.update_id[0])
-                manager_finished_mark(m, m->update_id);
+                restore_finished_mark(m, m->update_id);
         m->state_kept = false;
         status_set_state(m, "idle", "");
         return sd_bus_reply_method_return(msg, NULL);
@@ -114,7 +115,7 @@ static int method_retry(sd_bus_message *msg, void *userdata, sd_bus_error *error
                                          "Update %s is loaded; luoctl discard it first", manager_update_busy(m));
         if (!m->state_kept)
                 return sd_bus_error_setf(error, LUOD_ERROR_NOTHING_KEPT, "No preserved state is kept: nothing to retry");
-        r = manager_retry(m, &why);
+        r = restore_retry(m, &why);
         if (r == -EBADMSG || r == -EPROTONOSUPPORT)
                 return sd_bus_error_setf(error, LUOD_ERROR_STATE_CORRUPT, "%s", why ?: "Retry failed");
         if (r == -ENOENT)

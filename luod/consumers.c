@@ -20,7 +20,6 @@
 #include "log.h"
 #include "macro.h"
 #include "types.h"
-#include "report.h"
 
 extern uint64_t luod_start_tsc, luod_start_boottime_us;
 #include "sriov.h"
@@ -296,32 +295,25 @@ static bool consumer_owner_check(Manager *m, const char *name, uid_t uid, uid_t 
 /* GuestRestored, unicast to the consumer name at sender (only it learns
  * about its guests), for each of its guests in the last update's report. */
 static void send_guests_restored(Manager *m, const char *name, const char *sender) {
-        json_object *guests, *c2, *g, *res, *err;
         int r;
 
-        if (m->report && json_object_object_get_ex(m->report, "guests", &guests))
-                for (size_t i = 0; i < json_object_array_length(guests); i++) {
-                        json_object *e = json_object_array_get_idx(guests, i);
+        for (size_t i = 0; i < m->n_guests; i++) {
+                const Guest *g = &m->guests[i];
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *sig = NULL;
 
-                        if (!json_object_object_get_ex(e, "consumer", &c2) ||
-                            strcmp(json_object_get_string(c2), name) != 0 ||
-                            !json_object_object_get_ex(e, "guest", &g) || !json_object_object_get_ex(e, "result", &res))
-                                continue;
-                        err = json_object_object_get(e, "error");
-                        _cleanup_(sd_bus_message_unrefp) sd_bus_message *sig = NULL;
-                        r = sd_bus_message_new_signal(m->bus, &sig, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE,
-                                                      "GuestRestored");
-                        if (r >= 0)
-                                r = sd_bus_message_set_destination(sig, sender);
-                        if (r >= 0)
-                                r = sd_bus_message_append(sig, "sssb", name, json_object_get_string(g),
-                                                          err ? json_object_get_string(err) : "",
-                                                          strcmp(json_object_get_string(res), "failed") != 0);
-                        if (r >= 0)
-                                r = sd_bus_send(m->bus, sig, NULL);
-                        if (r < 0)
-                                log_warning_errno(r, "GuestRestored to consumer %s (%s): %m", name, sender);
-                }
+                if (strcmp(g->consumer, name) != 0)
+                        continue;
+                r = sd_bus_message_new_signal(m->bus, &sig, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "GuestRestored");
+                if (r >= 0)
+                        r = sd_bus_message_set_destination(sig, sender);
+                if (r >= 0)
+                        r = sd_bus_message_append(sig, "sssb", name, g->name, g->error ?: "",
+                                                  g->result != GUEST_RESULT_FAILED);
+                if (r >= 0)
+                        r = sd_bus_send(m->bus, sig, NULL);
+                if (r < 0)
+                        log_warning_errno(r, "GuestRestored to consumer %s (%s): %m", name, sender);
+        }
 }
 
 int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -530,263 +522,5 @@ int method_get_assignments(sd_bus_message *msg, void *userdata, sd_bus_error *er
         return sd_bus_send(NULL, reply, NULL);
 }
 
-int consumers_report_guests(Manager *m, const LuodState *s, const PfRestore *pfs) {
-        json_object *guests = json_object_new_array();
-
-        if (!guests)
-                return -ENOMEM;
-        for (size_t i = 0; i < s->n_assignments; i++) {
-                const VfAssignment *a = &s->assignments[i];
-                bool seen = false;
-
-                for (size_t j = 0; j < i && !seen; j++)
-                        seen = strcmp(s->assignments[j].consumer, a->consumer) == 0 &&
-                               strcmp(s->assignments[j].guest, a->guest) == 0;
-                if (seen)
-                        continue;
-                unsigned vfs = 0;
-                const char *error = NULL;
-                for (size_t j = i; j < s->n_assignments; j++) {
-                        const VfAssignment *b = &s->assignments[j];
-
-                        if (strcmp(b->consumer, a->consumer) != 0 || strcmp(b->guest, a->guest) != 0)
-                                continue;
-                        vfs++;
-                        for (size_t k = 0; k < s->n_pfs; k++)
-                                if (s->pfs[k].identity && strcmp(s->pfs[k].identity, b->pf_identity) == 0 &&
-                                    pfs[k].error && !error)
-                                        error = pfs[k].message ?: "restore failed";
-                }
-                json_object *g = json_object_new_object();
-                if (!g)
-                        return -ENOMEM;
-                json_object_object_add(g, "consumer", json_object_new_string(a->consumer));
-                json_object_object_add(g, "guest", json_object_new_string(a->guest));
-                json_object_object_add(g, "vfs", json_object_new_int64(vfs));
-                json_object_object_add(g, "result", json_object_new_string(error ? "failed" : "ok"));
-                json_object_object_add(g, "error", error ? json_object_new_string(error) : NULL);
-                json_object_object_add(g, "downtime_ms", NULL);
-                json_object_array_add(guests, g);
-        }
-        json_object_object_add(m->report, "guests", guests);
-        return 0;
-}
-
-/* The report's entry of (consumer, guest), or NULL. */
-static json_object *report_guest(Manager *m, const char *consumer, const char *guest) {
-        json_object *guests, *c, *g;
-
-        if (!m->report || !json_object_object_get_ex(m->report, "guests", &guests))
-                return NULL;
-        for (size_t i = 0; i < json_object_array_length(guests); i++) {
-                json_object *e = json_object_array_get_idx(guests, i);
-
-                if (json_object_object_get_ex(e, "consumer", &c) && json_object_object_get_ex(e, "guest", &g) &&
-                    strcmp(json_object_get_string(c), consumer) == 0 && strcmp(json_object_get_string(g), guest) == 0)
-                        return e;
-        }
-        return NULL;
-}
-
-/* CLOCK_MONOTONIC µs of this kernel to TSC ticks, through the pair read at
- * the end of the restore. */
-static uint64_t mono_to_tsc(const Manager *m, uint64_t us) {
-        if (!us || !m->restore_end_us || !m->tsc_khz)
-                return 0;
-        if (us >= m->restore_end_us)
-                return m->restore_end_tsc + (us - m->restore_end_us) * m->tsc_khz / 1000;
-        return m->restore_end_tsc - (m->restore_end_us - us) * m->tsc_khz / 1000;
-}
-
-static void add_guest_phase(json_object *a, const Manager *m, const char *name, uint64_t start, uint64_t tsc) {
-        json_object *p;
-        char buf[32];
-
-        if (!tsc || !(p = json_object_new_object()))
-                return;
-        double ms = ((double) tsc - (double) start) / (double) m->tsc_khz;
-        snprintf(buf, sizeof(buf), "%.1f", ms);
-        json_object_object_add(p, "name", json_object_new_string(name));
-        json_object_object_add(p, "at_ms", json_object_new_double_s(ms, buf));
-        json_object_array_add(a, p);
-}
-
-/* A guest's way back, each point in ms since its blackout start (TSC):
- * blackout-start, persist-and-kexec (the old kernel's last step), kernel-start,
- * luod-start, pfs-enabled and vfs-bound (the last of the PFs holding its
- * VFs: sriov_numvfs written and VFs present; VFs configured, bound and read
- * back), events-replayed (luod sent its consumer the held events of those
- * PFs) and running (GuestRunning). */
-static json_object *guest_phases(Manager *m, const char *consumer, const char *guest, uint64_t start, uint64_t now) {
-        json_object *a = json_object_new_array();
-        uint64_t enabled = 0, bound = 0, persist = 0;
-
-        if (!a)
-                return NULL;
-        for (size_t i = 0; i < m->restored.n_timestamps; i++)
-                if (strcmp(m->restored.timestamps[i].name, "persist-start") == 0)
-                        persist = m->restored.timestamps[i].tsc;
-        for (size_t i = 0; i < m->restored.n_assignments; i++) {
-                const VfAssignment *x = &m->restored.assignments[i];
-
-                if (strcmp(x->consumer, consumer) != 0 || strcmp(x->guest, guest) != 0)
-                        continue;
-                for (size_t k = 0; k < m->n_restore_pfs; k++) {
-                        const PfRestore *p = &m->restore_pfs[k];
-
-                        if (!p->identity || strcmp(p->identity, x->pf_identity) != 0)
-                                continue;
-                        enabled = MAX(enabled, p->enabled_us);
-                        bound = MAX(bound, p->verified_us ?: p->bound_us);
-                }
-        }
-        add_guest_phase(a, m, "blackout-start", start, start);
-        add_guest_phase(a, m, "persist-and-kexec", start, persist);
-        add_guest_phase(a, m, "kernel-start", start,
-                        luod_start_tsc - luod_start_boottime_us * m->tsc_khz / 1000);
-        add_guest_phase(a, m, "luod-start", start, luod_start_tsc);
-        add_guest_phase(a, m, "pfs-enabled", start, mono_to_tsc(m, enabled));
-        add_guest_phase(a, m, "vfs-bound", start, mono_to_tsc(m, bound));
-        add_guest_phase(a, m, "events-replayed", start, mono_to_tsc(m, events_consumer_replayed_us(m, consumer)));
-        add_guest_phase(a, m, "running", start, now);
-        return a;
-}
-
-/* One structured journal entry per guest back (catalog: units/luod.catalog). */
-static void journal_guest_running(Manager *m, const char *consumer, const char *guest, double ms, const char *from,
-                                  bool approximate, json_object *phases) {
-        char dt[32];
-
-        snprintf(dt, sizeof(dt), "%.1f", ms);
-        (void) sd_journal_send("MESSAGE=Guest %s of consumer %s runs again after a %s ms downtime (update %s)",
-                               guest, consumer, dt, m->update_id,
-                               "MESSAGE_ID=" LUOD_MESSAGE_GUEST_RUNNING_STR,
-                               "PRIORITY=6",
-                               "LUOD_UPDATE_ID=%s", m->update_id,
-                               "LUOD_CONSUMER=%s", consumer,
-                               "LUOD_GUEST=%s", guest,
-                               "LUOD_DOWNTIME_MS=%s", dt,
-                               "LUOD_BLACKOUT_START=%s", from,
-                               "LUOD_CLOCK=%s", approximate ? "realtime (approximate)" : "tsc",
-                               "LUOD_PHASES=%s", phases ? json_object_to_json_string_ext(phases, JSON_C_TO_STRING_PLAIN) : "[]",
-                               NULL);
-}
-
-int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        uint64_t now = tsc_read();
-        const char *guest;
-        json_object *e, *update_id;
-        Consumer *c;
-        int r = 0;
-
-        r = sd_bus_message_read(msg, "s", &guest);
-        if (r < 0)
-                return r;
-        c = consumer_caller(m, msg, error, &r);
-        if (!c)
-                return r;
-        e = report_guest(m, c->name, guest);
-        if (!e)
-                return sd_bus_error_setf(error, LUOD_ERROR_NO_SUCH_GUEST,
-                                         "Consumer %s has no guest %s in the last live update",
-                                         c->name, guest);
-        /* The guest's blackout started when its consumer released its delay
-         * inhibitor (or the maximum passed); without one, at persist-start. */
-        uint64_t start = 0, start_rt = 0;
-        const char *from = "persist-start";
-        char n1[128], n2[128];
-        snprintf(n1, sizeof(n1), "delay-released:%s", c->name);
-        snprintf(n2, sizeof(n2), "delay-timeout:%s", c->name);
-        for (size_t i = 0; i < m->restored.n_timestamps; i++)
-                if (strcmp(m->restored.timestamps[i].name, "persist-start") == 0 && !start) {
-                        start = m->restored.timestamps[i].tsc;
-                        start_rt = m->restored.timestamps[i].realtime_ns;
-                }
-        for (size_t i = 0; i < m->restored.n_timestamps; i++)
-                if (strcmp(m->restored.timestamps[i].name, n1) == 0 || strcmp(m->restored.timestamps[i].name, n2) == 0) {
-                        start = m->restored.timestamps[i].tsc;
-                        start_rt = m->restored.timestamps[i].realtime_ns;
-                        from = m->restored.timestamps[i].name;
-                }
-        /* The TSC, continuous across the kexec, with the rate recorded
-         * before it; without it (or when it disagrees with the wall clock)
-         * the wall clock, which the new kernel set again from the RTC:
-         * approximate. */
-        double ms;
-        bool approximate;
-        if (span_ms(start, now, m->tsc_khz, start_rt, realtime_ns(), &ms, &approximate) < 0)
-                return sd_bus_error_setf(error, LUOD_ERROR_NO_CLOCK,
-                                         "Neither the TSC nor the wall clock spans the kexec: "
-                                         "guest %s's downtime unknown", guest);
-        char buf[32];
-
-        snprintf(buf, sizeof(buf), "%.1f", ms);
-        json_object_object_add(e, "downtime_ms", json_object_new_double_s(ms, buf));
-        /* A guest whose PF failed to restore stays "failed" (with its
-         * error) for those who poll; its downtime is recorded all the same. */
-        json_object *was = json_object_object_get(e, "result");
-        if (!was || strcmp(json_object_get_string(was), "failed") != 0)
-                json_object_object_add(e, "result", json_object_new_string("running"));
-        json_object_object_add(e, "blackout_start", json_object_new_string(from));
-        json_object_object_add(e, "approximate", json_object_new_boolean(approximate));
-        json_object *phases = approximate ? NULL : guest_phases(m, c->name, guest, start, now);
-        if (phases)
-                json_object_object_add(e, "phases", phases);
-        (void) sd_bus_emit_properties_changed(m->bus, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "Guests", NULL);
-        journal_guest_running(m, c->name, guest, ms, from, approximate, phases);
-        if (json_object_object_get_ex(m->report, "update_id", &update_id))
-                (void) report_write(m, json_object_get_string(update_id));
-        log_info("Guest %s of consumer %s runs again: downtime %.1f ms (%s to GuestRunning, %s)",
-                 guest, c->name, ms, from, approximate ? "wall clock, approximate" : "TSC");
-        return sd_bus_reply_method_return(msg, "d", ms);
-}
-
-/* Appends a(sssd) of the last update's guests to msg. */
-static int append_guests(Manager *m, sd_bus_message *msg) {
-        json_object *guests = NULL, *c, *g, *res, *d;
-        int r;
-
-        r = sd_bus_message_open_container(msg, 'a', "(sssd)");
-        if (m->report)
-                (void) json_object_object_get_ex(m->report, "guests", &guests);
-        for (size_t i = 0; r >= 0 && guests && i < json_object_array_length(guests); i++) {
-                json_object *e = json_object_array_get_idx(guests, i);
-
-                if (!json_object_object_get_ex(e, "consumer", &c) || !json_object_object_get_ex(e, "guest", &g) ||
-                    !json_object_object_get_ex(e, "result", &res))
-                        continue;
-                d = json_object_object_get(e, "downtime_ms");
-                r = sd_bus_message_append(msg, "(sssd)", json_object_get_string(c), json_object_get_string(g),
-                                          json_object_get_string(res), d ? json_object_get_double(d) : -1.0);
-        }
-        if (r >= 0)
-                r = sd_bus_message_close_container(msg);
-        return r;
-}
-
-int method_get_guests(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        int r;
-
-        (void) error;
-        r = sd_bus_message_new_method_return(msg, &reply);
-        if (r >= 0)
-                r = append_guests(m, reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
-}
-
-int property_get_guests(sd_bus *bus, const char *path, const char *interface, const char *property,
-                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        (void) bus;
-        (void) path;
-        (void) interface;
-        (void) property;
-        (void) error;
-        return append_guests(userdata, reply);
-}
 
 

@@ -41,20 +41,9 @@ Consumer *consumer_caller(Manager *m, sd_bus_message *msg, sd_bus_error *error, 
 bool consumer_text_ok(const char *s, size_t max);
 
 
-/* Adds "guests" to m->report: per (consumer, guest) of s's assignments,
- * its VF count, result "ok" when every PF holding its VFs was restored,
- * else "failed" with that PF's error, and downtime_ms null (set by
- * GuestRunning). */
-int consumers_report_guests(Manager *m, const LuodState *s, const PfRestore *pfs);
 
-/* D-Bus method handlers (vtable in manager.c). */
+/* D-Bus method handlers (vtable in manager-dbus.c). */
 int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int method_assign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int method_unassign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int method_get_assignments(sd_bus_message *msg, void *userdata, sd_bus_error *error);
-int method_get_guests(sd_bus_message *msg, void *userdata, sd_bus_error *error);
-int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *error);
-/* Property Guests: GetGuests' answer, to poll or watch (PropertiesChanged on
- * each GuestRunning). */
-int property_get_guests(sd_bus *bus, const char *path, const char *interface, const char *property,
-                        sd_bus_message *reply, void *userdata, sd_bus_error *error);

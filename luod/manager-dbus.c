@@ -15,6 +15,7 @@
 #include "errors.h"
 #include "inhibitors.h"
 #include "events.h"
+#include "guests.h"
 #include "json-util.h"
 #include "kexec.h"
 #include "log.h"

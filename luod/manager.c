@@ -6,6 +6,7 @@
 
 #include "consumers.h"
 #include "events.h"
+#include "guests.h"
 #include "inhibitors.h"
 #include "log.h"
 #include "manager.h"
@@ -26,6 +27,7 @@ int manager_init(Manager *m) {
 void manager_done(Manager *m) {
         m->execute_source = sd_event_source_disable_unref(m->execute_source);
         consumers_done(m);
+        guests_done(m);
         inhibitors_done(m);
         events_done(m);
         restore_results_free(m->restore_pfs, m->n_restore_pfs);

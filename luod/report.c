@@ -160,6 +160,63 @@ json_object *report_build(const LuodState *want, const char *backend, const PfRe
 
 /* Writes the report to reports/<update_id>.json and report.json in the
  * state directory, each replaced atomically and durably. */
+json_object *report_guest_phases(const Guest *g) {
+        json_object *a = json_object_new_array();
+
+        for (size_t i = 0; a && i < g->n_phases; i++) {
+                json_object *p = json_object_new_object();
+
+                if (!p)
+                        break;
+                json_object_object_add(p, "name", json_object_new_string(g->phases[i].name));
+                json_object_object_add(p, "at_ms", ms_new(g->phases[i].at_ms));
+                json_object_array_add(a, p);
+        }
+        return a;
+}
+
+static const char *const guest_result_table[_GUEST_RESULT_MAX] = {
+        [GUEST_RESULT_OK] = "ok",
+        [GUEST_RESULT_FAILED] = "failed",
+        [GUEST_RESULT_RUNNING] = "running",
+};
+
+const char *guest_result_to_string(GuestResult r) {
+        return r >= 0 && r < _GUEST_RESULT_MAX ? guest_result_table[r] : NULL;
+}
+
+static json_object *guest_json(const Guest *g) {
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "consumer", json_object_new_string(g->consumer));
+        json_object_object_add(o, "guest", json_object_new_string(g->name));
+        json_object_object_add(o, "vfs", json_object_new_int64(g->vfs));
+        json_object_object_add(o, "result", json_object_new_string(guest_result_to_string(g->result)));
+        json_object_object_add(o, "error", g->error ? json_object_new_string(g->error) : NULL);
+        json_object_object_add(o, "downtime_ms", g->running ? ms_new(g->downtime_ms) : NULL);
+        if (!g->running)
+                return o;
+        json_object_object_add(o, "blackout_start", json_object_new_string(g->blackout_start ?: ""));
+        json_object_object_add(o, "approximate", json_object_new_boolean(g->approximate));
+        if (g->n_phases > 0)
+                json_object_object_add(o, "phases", report_guest_phases(g));
+        return o;
+}
+
+json_object *report_guests(const Guest *guests, size_t n) {
+        json_object *a = json_object_new_array();
+
+        for (size_t i = 0; a && i < n; i++) {
+                json_object *g = guest_json(&guests[i]);
+
+                if (g)
+                        json_object_array_add(a, g);
+        }
+        return a;
+}
+
 int report_write(Manager *m, const char *update_id) {
         _cleanup_close_ int dir_fd = -EBADF, reports_fd = -EBADF;
         char name[LUOD_UUID_STRING_MAX + 8];
@@ -167,6 +224,7 @@ int report_write(Manager *m, const char *update_id) {
         size_t len;
         int r;
 
+        json_object_object_add(m->report, "guests", report_guests(m->guests, m->n_guests));
         if (m->events) {
                 json_object *ev = events_report(m);
                 if (ev)

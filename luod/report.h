@@ -33,8 +33,19 @@ json_object *report_build(const LuodState *want, const char *backend, const PfRe
                           uint64_t luod_start_tsc, uint64_t boottime_us, uint64_t restore_end_tsc,
                           const KernelBootLog *kboot);
 
-/* The one place a finished report is written: m->report (with the device
- * events' figures added) to <state_dir>/reports/<update_id>.json and
+/* "ok", "failed", "running"; NULL for anything else. */
+const char *guest_result_to_string(GuestResult r);
+
+/* The report's "guests": one object per guest, {consumer, guest, vfs,
+ * result "ok"|"failed"|"running", error, downtime_ms (null until
+ * GuestRunning), and once running blackout_start, approximate, phases}. */
+json_object *report_guests(const Guest *guests, size_t n);
+
+/* A guest's phases: [ {name, at_ms} ], ms since its blackout start. */
+json_object *report_guest_phases(const Guest *g);
+
+/* The one place a finished report is written: m->report (with the guests
+ * and the device events' figures added) to <state_dir>/reports/<update_id>.json and
  * <state_dir>/report.json, each replaced atomically and durably (temporary
  * file, fsync, rename, directory fsync).  Returns 0 or a negative errno
  * (logged). */

@@ -19,6 +19,7 @@
 #include "consumers.h"
 #include "drivers.h"
 #include "events.h"
+#include "guests.h"
 #include "inhibitors.h"
 #include "fs-util.h"
 #include "io-util.h"
@@ -243,7 +244,7 @@ static void restore_report(Manager *m, const LuodState *s, const char *backend, 
         json_object_object_add(m->report, "retry", json_object_new_boolean(strcmp(how, "retry") == 0));
         /* Per guest: its VFs back or not; downtime once its consumer says
          * it runs (GuestRunning), from the blackout start. */
-        (void) consumers_report_guests(m, s, pfs);
+        (void) guests_from_record(m, s, pfs);
         /* A retry replaces the timestamps of the attempt before
          * (m->restored.assignments were just adopted: kept). */
         for (size_t i = 0; i < m->restored.n_timestamps; i++)

@@ -54,6 +54,38 @@ typedef struct Events Events;
 typedef struct PfRestore PfRestore;
 typedef struct Update Update;
 
+/* What became of a guest that held VFs at the kexec. */
+typedef enum GuestResult {
+        GUEST_RESULT_OK,                /* every PF of its VFs restored */
+        GUEST_RESULT_FAILED,            /* one was not (error says which) */
+        GUEST_RESULT_RUNNING,           /* its consumer said it runs (GuestRunning) */
+        _GUEST_RESULT_MAX,
+        _GUEST_RESULT_INVALID = -22,    /* -EINVAL */
+} GuestResult;
+
+#define GUEST_PHASES_MAX 8
+
+/* A point of a guest's way back, in ms since its blackout start. */
+typedef struct GuestPhase {
+        const char *name;               /* static */
+        double at_ms;
+} GuestPhase;
+
+/* A guest of the last update (guests.c; its JSON in report.c). */
+typedef struct Guest {
+        char *consumer;
+        char *name;
+        unsigned vfs;
+        GuestResult result;             /* FAILED stays FAILED once running */
+        char *error;                    /* its first failed PF's error, NULL if none */
+        bool running;                   /* GuestRunning came: the fields below are set */
+        double downtime_ms;
+        char *blackout_start;           /* the timestamp its downtime counts from */
+        bool approximate;               /* wall clock, not the TSC */
+        GuestPhase phases[GUEST_PHASES_MAX];
+        size_t n_phases;
+} Guest;
+
 typedef struct Manager {
         sd_event *event;
         sd_bus *bus;
@@ -98,6 +130,8 @@ typedef struct Manager {
         uint64_t blackout_start_tsc;    /* restored update: its persist-start (TSC), 0 = unknown */
         uint64_t tsc_khz;               /* and the TSC rate recorded before the kexec */
         LuodState restored;             /* its timestamps (only those are kept) */
+        Guest *guests;                  /* its guests (guests.c) */
+        size_t n_guests;
         PfRestore *restore_pfs;         /* and its per-PF results (restore.h) */
         size_t n_restore_pfs;
         uint64_t restore_end_us;        /* CLOCK_MONOTONIC */

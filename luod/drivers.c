@@ -236,15 +236,21 @@ static int lookup_first(struct kmod_ctx *ctx, const char *modules_dir, const cha
         return 0;
 }
 
+/* A libkmod context on modules_dir and the first module driver names (NULL
+ * when none). */
+static int open_lookup(const char *modules_dir, const char *driver, struct kmod_ctx **ret_ctx,
+                       struct kmod_module **ret_mod) {
+        int r = kmod_open(modules_dir, driver, ret_ctx);
+
+        return r < 0 ? r : lookup_first(*ret_ctx, modules_dir, driver, ret_mod);
+}
+
 int drivers_lookup_module(const char *modules_dir, const char *driver, char **ret_module) {
         _cleanup_(kmod_unrefp) struct kmod_ctx *ctx = NULL;
         _cleanup_(kmod_module_unrefp) struct kmod_module *mod = NULL;
         int r;
 
-        r = kmod_open(modules_dir, driver, &ctx);
-        if (r < 0)
-                return r;
-        r = lookup_first(ctx, modules_dir, driver, &mod);
+        r = open_lookup(modules_dir, driver, &ctx, &mod);
         if (r < 0)
                 return r;
         if (!mod)
@@ -286,10 +292,7 @@ int drivers_load_at(const char *drivers_dir, const char *modules_dir, const char
         if (driver_registered(drivers_dir, driver))
                 return 0;
 
-        r = kmod_open(modules_dir, driver, &ctx);
-        if (r < 0)
-                return r;
-        r = lookup_first(ctx, modules_dir, driver, &mod);
+        r = open_lookup(modules_dir, driver, &ctx, &mod);
         if (r < 0)
                 return r;
         if (!mod)

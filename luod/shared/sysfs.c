@@ -44,33 +44,16 @@ const char *procfs_root(void) {
         return root_of("LUOD_TEST_PROCFS_ROOT", "/proc", &root);
 }
 
-static int rooted_pathv(char *buf, size_t size, const char *root, const char *fmt, va_list ap) {
-        int n = snprintf(buf, size, "%s/", root), k;
+int rooted_path(char *buf, size_t size, bool proc, const char *fmt, ...) {
+        int n = snprintf(buf, size, "%s/", proc ? procfs_root() : sysfs_root()), k;
+        va_list ap;
 
         if (n < 0 || (size_t) n >= size)
                 return -ENAMETOOLONG;
+        va_start(ap, fmt);
         k = vsnprintf(buf + n, size - (size_t) n, fmt, ap);
+        va_end(ap);
         return k < 0 || (size_t) k >= size - (size_t) n ? -ENAMETOOLONG : 0;
-}
-
-int sysfs_path(char *buf, size_t size, const char *fmt, ...) {
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        r = rooted_pathv(buf, size, sysfs_root(), fmt, ap);
-        va_end(ap);
-        return r;
-}
-
-int procfs_path(char *buf, size_t size, const char *fmt, ...) {
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        r = rooted_pathv(buf, size, procfs_root(), fmt, ap);
-        va_end(ap);
-        return r;
 }
 
 int sysfs_read_line(const char *rel, char *buf, size_t size) {

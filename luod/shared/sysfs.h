@@ -2,6 +2,7 @@
 #pragma once
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* "/sys", or $LUOD_TEST_SYSFS_ROOT (tests only). */
@@ -10,11 +11,12 @@ const char *sysfs_root(void);
 /* "/proc", or $LUOD_TEST_PROCFS_ROOT (tests only). */
 const char *procfs_root(void);
 
-/* buf = root "/" fmt...  Returns 0 or -ENAMETOOLONG. */
-__attribute__((format(printf, 3, 4)))
-int sysfs_path(char *buf, size_t size, const char *fmt, ...);
-__attribute__((format(printf, 3, 4)))
-int procfs_path(char *buf, size_t size, const char *fmt, ...);
+/* buf = the /proc (proc) or /sys root, "/", fmt...  Returns 0 or
+ * -ENAMETOOLONG. */
+__attribute__((format(printf, 4, 5)))
+int rooted_path(char *buf, size_t size, bool proc, const char *fmt, ...);
+#define sysfs_path(buf, size, ...) rooted_path(buf, size, false, __VA_ARGS__)
+#define procfs_path(buf, size, ...) rooted_path(buf, size, true, __VA_ARGS__)
 
 /* read_line() of the file rel below the root. */
 int sysfs_read_line(const char *rel, char *buf, size_t size);

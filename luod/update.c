@@ -445,8 +445,9 @@ static int on_delay_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
                 if (w->done)
                         continue;
                 delay_wait_finish(w, "delay-timeout");
-                log_warning("Delay inhibitor of %s (%s) still held after the maximum %.1f s; going on",
-                            w->consumer, w->why, (double) u->m->max_delay_usec / 1e6);
+                log_warning("Delay inhibitor of %s (%s) still held after the maximum %.1f s "
+                            "(%.1f ms since PrepareForUpdate); going on", w->consumer, w->why,
+                            (double) u->m->max_delay_usec / 1e6, (double) (now_usec() - u->prepare_start_us) / 1000.0);
         }
         update_prepared(u);
         return 0;
@@ -484,8 +485,12 @@ static int delay_waits_start(Update *u) {
         }
         if (u->n_waiting == 0)
                 return 0;
-        return sd_event_add_time_relative(m->event, &u->timer, CLOCK_MONOTONIC, m->max_delay_usec, 0,
-                                          on_delay_timeout, u);
+        /* From PrepareForUpdate, not from when this loop turn began (the
+         * preflight and a kexec load ran since): sd_event's "now" is that.
+         * 1 ms accuracy: sd-event's default (250 ms) would add to every
+         * guest's downtime. */
+        return sd_event_add_time(m->event, &u->timer, CLOCK_MONOTONIC, u->prepare_start_us + m->max_delay_usec,
+                                 USEC_PER_MSEC, on_delay_timeout, u);
 }
 
 /* Sends PrepareForUpdate; update_prepared() runs once every delay inhibitor

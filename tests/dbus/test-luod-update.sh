@@ -135,6 +135,19 @@ grep -q "kexec_file_load refused /etc/hostname" <<<"$out" || fail "failed load: 
 wait "$hvB" || fail "hvB got no UpdateAbandoned after a failed load: $(cat "$tmp/hvB.out")"
 grep -q "^abandoned .* kexec_file_load refused /etc/hostname" "$tmp/hvB.out" || fail "hvB: $(cat "$tmp/hvB.out")"
 stop_luod
+start_luod --max-delay=1 --backends=initrd
+# The maximum delay counts from PrepareForUpdate, not from the start of the
+# loop turn that ran the preflight: never shorter than --max-delay.
+"$hv" --bus-address="$addr" hvT inhibit delay "stuck" 30 >"$tmp/hvT.out" 2>&1 &
+hvT=$!
+wait_for "$tmp/hvT.out" "inhibit delay held"
+call Update ssst /etc/hostname /etc/hostname "" 0 >/dev/null 2>&1 && fail "kexec loaded /etc/hostname?"
+waited=$(sed -n 's/.*Delay inhibitor of hvT (stuck) still held after the maximum 1.0 s (\([0-9.]*\) ms since PrepareForUpdate).*/\1/p' "$tmp/luod.log")
+[[ -n $waited ]] || fail "hvT's timeout not logged"
+python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) >= 1000.0 else 1)' "$waited" ||
+	fail "the maximum delay of 1 s ended after $waited ms"
+kill "$hvT" 2>/dev/null || true
+stop_luod
 fi
 
 # --- SIGTERM (systemctl stop luod) during the wait -------------------------

@@ -132,6 +132,14 @@ static int property_get_version(sd_bus *bus, const char *path, const char *inter
         return sd_bus_message_append(reply, "s", PACKAGE_VERSION);
 }
 
+static int property_get_state_kept(sd_bus *bus, const char *path, const char *interface,
+                                   const char *property, sd_bus_message *reply,
+                                   void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+
+        return sd_bus_message_append(reply, "b", (int) m->state_kept);
+}
+
 /* Update, Discard and Retry lack SD_BUS_VTABLE_UNPRIVILEGED: sd-bus itself
  * refuses callers whose uid is not luod's (AccessDenied: dbus-daemon passes
  * no capabilities, so sd-bus compares uids); the bus policy
@@ -143,6 +151,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("UpdateId", "s", NULL, offsetof(Manager, update_id), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("LastError", "s", NULL, offsetof(Manager, last_error), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Phase", "s", NULL, offsetof(Manager, phase), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("StateKept", "b", property_get_state_kept, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Guests", "a(sssd)", property_get_guests, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_METHOD_WITH_ARGS("GetInventory", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", inventory),
                                 method_get_inventory, SD_BUS_VTABLE_UNPRIVILEGED),

@@ -24,7 +24,7 @@ void status_set_state(Manager *m, const char *state, const char *error) {
                 (void) status_set_string(&m->last_error, error);
         if (m->bus)
                 (void) sd_bus_emit_properties_changed(m->bus, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE,
-                                                      "State", "LastError", "UpdateId", NULL);
+                                                      "State", "LastError", "UpdateId", "StateKept", NULL);
 }
 
 /* The step Update is in, for live progress (property Phase). */

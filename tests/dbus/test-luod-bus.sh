@@ -12,6 +12,14 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# exits STATUS CMD...: CMD exits with STATUS (luoctl(8) EXIT STATUS); its
+# output (stdout and stderr) is left in OUT.
+exits() {
+	local want=$1 rc=0
+	shift
+	OUT=$("$@" 2>&1) || rc=$?
+	[[ $rc -eq $want ]] || fail "exit status $rc, not $want, from $*: $OUT"
+}
 
 cat >"$tmp/bus.conf" <<CONF
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -34,11 +42,15 @@ addr=unix:path=$tmp/bus
 for _ in $(seq 100); do [[ -S $tmp/bus ]] && break; sleep 0.05; done
 [[ -S $tmp/bus ]] || fail "dbus-daemon did not start"
 
-# luoctl without luod: exit 1, error names the service.
-if out=$("$build/luod/luoctl" --bus-address="$addr" status 2>&1); then
-	fail "luoctl status succeeded without luod: $out"
-fi
-grep -q 'org.luod1' <<<"$out" || fail "error does not name org.luod1: $out"
+luoctl=("$build/luod/luoctl" --bus-address="$addr")
+# luoctl without luod: exit 7 (not running), error names the service.
+exits 7 "${luoctl[@]}" status
+grep -q 'org.luod1 is not running' <<<"$OUT" || fail "error does not name org.luod1: $OUT"
+# Usage errors: 2, before luod is asked anything.
+exits 2 "${luoctl[@]}"
+exits 2 "${luoctl[@]}" frobnicate
+exits 2 "${luoctl[@]}" --timeout=0 status
+exits 2 "${luoctl[@]}" status --dry-run
 
 start_luod() {
 	"$build/luod/luod" --bus-address="$addr" --state-dir="$state" --runtime-dir="$tmp/run" "$@" 2>"$tmp/luod.log" &
@@ -144,6 +156,9 @@ out=$("$build/luod/luoctl" --bus-address="$addr" update --kernel /etc/hostname -
 grep -Eq '^\[ *[0-9]+ ms\] preflight$' <<<"$out" || fail "no live progress (preflight): $out"
 grep -Eq '^\[ *[0-9]+ ms\] snapshot$' <<<"$out" || fail "no live progress (snapshot): $out"
 grep -q '"drivers": "not checked: release of .*hostname unknown' <<<"$out" || fail "plan: drivers: $out"
+# No such kernel: the preflight's class, 5.
+exits 5 "${luoctl[@]}" update --kernel /nonexistent/bzImage --dry-run
+grep -q "kernel image /nonexistent/bzImage: No such file or directory" <<<"$OUT" || fail "luoctl missing kernel: $OUT"
 [[ $(prop Phase) == 's ""' ]] || fail "Phase after the call: $(prop Phase)"
 out=$(call Update ssst /etc "" "" 1 2>&1) && fail "a directory as kernel accepted"
 grep -q "Kernel image /etc is not a regular file" <<<"$out" || fail "directory kernel: $out"
@@ -153,6 +168,15 @@ grep -q "kexec_file_load refused /etc/hostname" <<<"$out" || fail "kexec refusal
 [[ $(prop State) == 's "failed"' ]] || fail "after a refused load: State $(prop State)"
 prop LastError | grep -q "kexec_file_load refused /etc/hostname" || fail "LastError: $(prop LastError)"
 [[ ! -e $state/state.luod-state ]] || fail "a refused load left a state"
+# The same through luoctl: the update began (State preparing), then
+# failed: 6, not a preflight refusal.
+exits 6 "${luoctl[@]}" update --kernel /etc/hostname --yes
+grep -q "update failed: kexec_file_load refused /etc/hostname" <<<"$OUT" || fail "luoctl refused load: $OUT"
+# A luod that does not answer: 8 after --timeout, naming the wait.
+kill -STOP "$luod_pid"
+exits 8 "${luoctl[@]}" --timeout=0.5 status
+kill -CONT "$luod_pid"
+grep -q "did not answer in time" <<<"$OUT" || fail "luoctl timeout: $OUT"
 out=$("$build/luod/luoctl" --bus-address="$addr" vfs --json) || fail "luoctl vfs --json"
 grep -q '"pfs"' <<<"$out" || fail "inventory has no pfs: $out"
 
@@ -165,6 +189,8 @@ out=$("${nobody[@]}" busctl --address="$addr" call org.luod1 /org/luod1 org.luod
 grep -q "Access denied" <<<"$out" || fail "unprivileged Update: $out"
 out=$("${nobody[@]}" busctl --address="$addr" call org.luod1 /org/luod1 org.luod1.Manager Discard 2>&1) &&
 	fail "Discard allowed to an unprivileged caller"
+exits 3 "${nobody[@]}" "${luoctl[@]}" update --kernel /etc/hostname --dry-run
+exits 3 "${nobody[@]}" "${luoctl[@]}" discard
 stop_luod
 
 # A corrupt state is refused, kept, and said so.
@@ -177,6 +203,14 @@ prop LastError | grep -q "Refusing the preserved state from file" || fail "corru
 out=$(call Update ssst /etc/hostname "" "" 0 2>&1) && fail "Update accepted over a kept state"
 grep -q "The preserved state of update .* is kept" <<<"$out" || fail "kept state vs Update: $out"
 [[ $(cat "$state/state.luod-state") == garbage ]] || fail "Update touched the kept state"
+# luoctl: refused until decided (4); status says so and how to decide.
+exits 4 "${luoctl[@]}" update --kernel /etc/hostname --yes
+grep -q "update refused: The preserved state of update .* is kept" <<<"$OUT" || fail "luoctl update over a kept state: $OUT"
+exits 0 "${luoctl[@]}" status
+grep -q "^kept:    the preserved state.* is kept and was not applied" <<<"$OUT" || fail "status: no kept state: $OUT"
+grep -q "luoctl retry .*apply it in this boot" <<<"$OUT" || fail "status: no retry hint: $OUT"
+grep -q "luoctl discard .*drop it" <<<"$OUT" || fail "status: no discard hint: $OUT"
+[[ $(prop StateKept) == "b true" ]] || fail "StateKept: $(prop StateKept)"
 stop_luod
 
 # An empty state file (a torn write) is refused and kept, not ignored.
@@ -237,6 +271,9 @@ prop LastError | grep -q "3f6c2a9e-8b1d-4e57-9a0c-5d2e7f14b6a8 from file: it was
 	fail "consumed by another boot: $(prop LastError)"
 [[ $(prop State) == 's "failed"' ]] || fail "consumed by another boot: State $(prop State)"
 cmp -s "$tmp/consumed-copy" "$state/state.luod-state" || fail "consumed by another boot: state changed"
+exits 0 "${luoctl[@]}" status
+grep -q "^kept:    the preserved state of update 3f6c2a9e-8b1d-4e57-9a0c-5d2e7f14b6a8 is kept" <<<"$OUT" ||
+	fail "status of a state consumed by another boot: $OUT"
 grep -q "Restoring update" "$tmp/luod.log" && fail "consumed by another boot: luod restored it: $(cat "$tmp/luod.log")"
 # luoctl retry applies it in this boot: consumed by this boot, attempt 2,
 # written before any PF is touched; here its PFs are absent, so it fails
@@ -262,8 +299,11 @@ python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["re
 	"$state/report.json" || fail "resume: report $(cat "$state/report.json")"
 "$build/luod/luoctl" --bus-address="$addr" discard >/dev/null || fail "discard after resume"
 [[ ! -e $state/state.luod-state ]] || fail "discard after resume left the state"
-out=$("$build/luod/luoctl" --bus-address="$addr" retry 2>&1) && fail "retry with nothing kept: $out"
-grep -q "No preserved state is kept" <<<"$out" || fail "retry with nothing kept: $out"
+[[ $(prop StateKept) == "b false" ]] || fail "StateKept after discard: $(prop StateKept)"
+exits 0 "${luoctl[@]}" status
+grep -q "^kept:" <<<"$OUT" && fail "status after discard still says kept: $OUT"
+exits 1 "${luoctl[@]}" retry
+grep -q "No preserved state is kept" <<<"$OUT" || fail "retry with nothing kept: $OUT"
 stop_luod
 
 # Consumers: registration, names, disconnects, assignments and their errors.
@@ -330,6 +370,8 @@ hvB=$!
 for _ in $(seq 100); do grep -q "inhibit block held" "$tmp/hvB.out" 2>/dev/null && break; sleep 0.05; done
 out=$(call Update ssst /etc/hostname /etc/hostname "" 1 2>&1) && fail "Update accepted under a block inhibitor"
 grep -q "Update blocked by consumer hvB: migrating vm-x" <<<"$out" || fail "block inhibitor: $out"
+exits 4 "${luoctl[@]}" update --kernel /etc/hostname --initrd /etc/hostname --dry-run
+grep -q "update refused: Update blocked by consumer hvB" <<<"$OUT" || fail "luoctl under a block inhibitor: $OUT"
 [[ $(prop State) == 's "idle"' ]] || fail "block inhibitor changed State: $(prop State)"
 wait "$hvB"
 out=$(call Update ssst /etc/hostname /etc/hostname "" 1 2>&1) || fail "Update still blocked after the holder closed its fd: $out"
@@ -377,6 +419,23 @@ wait "$upd"
 grep -q "Delay inhibitor of hvE (about to crash) released after" "$tmp/luod.log" || fail "crashed hvE not seen as released"
 [[ $(prop State) == 's "failed"' ]] || fail "after the crashed consumer: State $(prop State)"
 stop_luod
+# luod vanishes in the middle of an update (killed while consumers
+# prepare): luoctl update says so and exits 7, never 0.
+start_luod --max-delay=20 --backends=initrd
+"$hv" --bus-address="$addr" hvK inhibit delay "pausing" 600 >"$tmp/hvK.out" 2>&1 &
+hvK=$!
+for _ in $(seq 100); do grep -q "held" "$tmp/hvK.out" 2>/dev/null && break; sleep 0.05; done
+rc=0
+"${luoctl[@]}" update --kernel /etc/hostname --initrd /etc/hostname --yes >"$tmp/upd.out" 2>&1 &
+upd=$!
+for _ in $(seq 100); do grep -q "^prepare " "$tmp/hvK.out" 2>/dev/null && break; sleep 0.05; done
+grep -q "^prepare " "$tmp/hvK.out" || fail "hvK got no PrepareForUpdate: $(cat "$tmp/hvK.out")"
+kill -9 "$luod_pid"
+wait "$luod_pid" 2>/dev/null || true
+wait "$upd" || rc=$?
+kill "$hvK" 2>/dev/null || true
+[[ $rc -eq 7 ]] || fail "luoctl update exited $rc when luod vanished: $(cat "$tmp/upd.out")"
+grep -q "luod went away during the call" "$tmp/upd.out" || fail "luoctl update, luod vanished: $(cat "$tmp/upd.out")"
 # Assignments saved by an earlier luod are loaded; a corrupt file is named and kept.
 cat >"$state/assignments.json" <<'JSON'
 [ { "consumer": "hv1", "guest": "vm-a", "pf_identity": "dsn:00-11-22-33-44-55-66-77", "vf_index": 3 } ]
@@ -427,6 +486,8 @@ if [[ ! -e /dev/liveupdate ]]; then
 	out=$(call Update ssst /etc/hostname "" "" 0 2>&1) && fail "update without a usable backend accepted"
 	grep -q "No preservation backend usable: /dev/liveupdate not available, no initrd given" <<<"$out" ||
 		fail "no backend: $out"
+	exits 5 "${luoctl[@]}" update --kernel /etc/hostname --yes
+	grep -q "update refused: No preservation backend usable" <<<"$OUT" || fail "luoctl, no backend: $OUT"
 	[[ $(prop State) == 's "idle"' ]] || fail "no backend: State $(prop State)"
 	stop_luod
 fi

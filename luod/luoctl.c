@@ -21,6 +21,7 @@
 #include <systemd/sd-bus.h>
 
 #include "config.h"
+#include "errors.h"
 #include "macro.h"
 #include "report-text.h"
 #include "time-util.h"
@@ -38,33 +39,36 @@ typedef enum ExitStatus {
         EXIT_NOT_CONFIRMED = 9, /* update not confirmed (no --yes, and no or a negative answer) */
 } ExitStatus;
 
-#define LUOD_ERROR(name) "org.luod1.Error." name
-
 /* The class of each error luod (or the bus) can return.  Names not listed
  * fall back on their errno (exit_status_of_errno()). */
 static const struct {
         const char *name;
         ExitStatus status;
 } error_status[] = {
-        { LUOD_ERROR("UpdateBlocked"),           EXIT_REFUSED },
-        { LUOD_ERROR("UpdateInProgress"),        EXIT_REFUSED },
-        { LUOD_ERROR("UpdateLoaded"),            EXIT_REFUSED },
-        { LUOD_ERROR("StateKept"),               EXIT_REFUSED },
-        { LUOD_ERROR("TooManyInhibitors"),       EXIT_REFUSED },
-        { LUOD_ERROR("TooMany"),                 EXIT_REFUSED },
-        { LUOD_ERROR("NameTaken"),               EXIT_REFUSED },
-        { LUOD_ERROR("VFBusy"),                  EXIT_REFUSED },
-        { LUOD_ERROR("DriversMissing"),          EXIT_UNSUPPORTED },
-        { LUOD_ERROR("NoBackend"),               EXIT_UNSUPPORTED },
-        { LUOD_ERROR("InvalidRecord"),           EXIT_UNSUPPORTED },
-        { LUOD_ERROR("StateCorrupt"),            EXIT_UNSUPPORTED },
-        { LUOD_ERROR("NotPermitted"),            EXIT_NOT_PERMITTED },
-        { LUOD_ERROR("NotConsumer"),             EXIT_NOT_PERMITTED },
-        { LUOD_ERROR("Abandoned"),               EXIT_UPDATE_FAILED },
-        { LUOD_ERROR("NoSuchPF"),                EXIT_FAIL },
-        { LUOD_ERROR("NoSuchVF"),                EXIT_FAIL },
-        { LUOD_ERROR("NoSuchGuest"),             EXIT_FAIL },
-        { LUOD_ERROR("CursorFromOtherBoot"),     EXIT_FAIL },
+        { LUOD_ERROR_UPDATE_BLOCKED,         EXIT_REFUSED },
+        { LUOD_ERROR_UPDATE_IN_PROGRESS,     EXIT_REFUSED },
+        { LUOD_ERROR_UPDATE_LOADED,          EXIT_REFUSED },
+        { LUOD_ERROR_STATE_KEPT,             EXIT_REFUSED },
+        { LUOD_ERROR_TOO_MANY_INHIBITORS,    EXIT_REFUSED },
+        { LUOD_ERROR_TOO_MANY,               EXIT_REFUSED },
+        { LUOD_ERROR_NAME_TAKEN,             EXIT_REFUSED },
+        { LUOD_ERROR_VF_BUSY,                EXIT_REFUSED },
+        { LUOD_ERROR_DRIVERS_MISSING,        EXIT_UNSUPPORTED },
+        { LUOD_ERROR_NO_BACKEND,             EXIT_UNSUPPORTED },
+        { LUOD_ERROR_INVALID_RECORD,         EXIT_UNSUPPORTED },
+        { LUOD_ERROR_STATE_CORRUPT,          EXIT_UNSUPPORTED },
+        { LUOD_ERROR_NOT_PERMITTED,          EXIT_NOT_PERMITTED },
+        { LUOD_ERROR_NOT_CONSUMER,           EXIT_NOT_PERMITTED },
+        { LUOD_ERROR_ABANDONED,              EXIT_UPDATE_FAILED },
+        { LUOD_ERROR_NO_UPDATE,              EXIT_FAIL },
+        { LUOD_ERROR_NO_REPORT,              EXIT_FAIL },
+        { LUOD_ERROR_NOTHING_KEPT,           EXIT_FAIL },
+        { LUOD_ERROR_NO_SUCH_PF,             EXIT_FAIL },
+        { LUOD_ERROR_NO_SUCH_VF,             EXIT_FAIL },
+        { LUOD_ERROR_NO_SUCH_GUEST,          EXIT_FAIL },
+        { LUOD_ERROR_CURSOR_FROM_OTHER_BOOT, EXIT_FAIL },
+        { LUOD_ERROR_NO_EVENTS,              EXIT_FAIL },
+        { LUOD_ERROR_NO_CLOCK,               EXIT_FAIL },
         { SD_BUS_ERROR_ACCESS_DENIED,            EXIT_NOT_PERMITTED },
         { SD_BUS_ERROR_INVALID_ARGS,             EXIT_USAGE },
         { SD_BUS_ERROR_SERVICE_UNKNOWN,          EXIT_UNREACHABLE },

@@ -419,9 +419,26 @@ wait "$upd"
 grep -q "Delay inhibitor of hvE (about to crash) released after" "$tmp/luod.log" || fail "crashed hvE not seen as released"
 [[ $(prop State) == 's "failed"' ]] || fail "after the crashed consumer: State $(prop State)"
 stop_luod
+# luoctl abandon during the wait for a delay inhibitor: the update's
+# luoctl exits 6 (Abandoned); with nothing left to abandon, 1 (NoUpdate).
+start_luod --max-delay=20 --backends=initrd
+"$hv" --bus-address="$addr" hvA inhibit delay "pausing" 600 >"$tmp/hvA.out" 2>&1 &
+hvA=$!
+for _ in $(seq 100); do grep -q "held" "$tmp/hvA.out" 2>/dev/null && break; sleep 0.05; done
+rc=0
+"${luoctl[@]}" update --kernel /etc/hostname --initrd /etc/hostname --yes >"$tmp/upd.out" 2>&1 &
+upd=$!
+for _ in $(seq 100); do grep -q "^prepare " "$tmp/hvA.out" 2>/dev/null && break; sleep 0.05; done
+exits 0 "${luoctl[@]}" abandon
+grep -q "^Abandoned update $(sed -n 's/^prepare //p' "$tmp/hvA.out")" <<<"$OUT" || fail "luoctl abandon: $OUT"
+wait "$upd" || rc=$?
+kill "$hvA" 2>/dev/null || true
+[[ $rc -eq 6 ]] || fail "luoctl update exited $rc when abandoned: $(cat "$tmp/upd.out")"
+grep -q "update failed: .*abandoned" "$tmp/upd.out" || fail "luoctl update, abandoned: $(cat "$tmp/upd.out")"
+exits 1 "${luoctl[@]}" abandon
+grep -q "No update is in progress or loaded" <<<"$OUT" || fail "luoctl abandon with no update: $OUT"
 # luod vanishes in the middle of an update (killed while consumers
 # prepare): luoctl update says so and exits 7, never 0.
-start_luod --max-delay=20 --backends=initrd
 "$hv" --bus-address="$addr" hvK inhibit delay "pausing" 600 >"$tmp/hvK.out" 2>&1 &
 hvK=$!
 for _ in $(seq 100); do grep -q "held" "$tmp/hvK.out" 2>/dev/null && break; sleep 0.05; done

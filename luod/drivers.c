@@ -24,13 +24,18 @@
 
 int kernel_image_release(const char *path, char *ret, size_t size) {
         _cleanup_close_ int fd = -EBADF;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        return kernel_image_release_fd(fd, ret, size);
+}
+
+int kernel_image_release_fd(int fd, char *ret, size_t size) {
         uint8_t hdr[0x210];
         char buf[KERNEL_RELEASE_MAX];
         ssize_t n;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return -errno;
         n = pread(fd, hdr, sizeof(hdr), 0);
         if (n < 0)
                 return -errno;

@@ -21,6 +21,8 @@
  * an offset (from 0x200) of the version string.  Returns 0; -ENOEXEC when
  * the file is not a bzImage with a version string; -errno of open/read. */
 int kernel_image_release(const char *path, char *ret, size_t size);
+/* The same, from an open file (read with pread(): the offset stays). */
+int kernel_image_release_fd(int fd, char *ret, size_t size);
 
 /* Checks every PF of s (by the modalias in /sys/bus/pci/devices/<BDF>/
  * modalias, so any driver claiming the device counts) and every VF driver

@@ -8,8 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/kexec.h>
 
 #include "io-util.h"
 #include "kexec.h"
@@ -130,7 +133,12 @@ static int read_output(int fd, char **ret) {
         return 0;
 }
 
-static int spawn(const char *binary, char *const argv[], int stderr_fd, pid_t *ret_pid) {
+/* The child's fds 3, 4, ...: the files a kexec-tools load reads as
+ * /proc/self/fd/N. */
+#define CHILD_FD_FIRST 3
+
+static int spawn(const char *binary, char *const argv[], int stderr_fd, const int *fds, size_t n_fds,
+                 pid_t *ret_pid) {
         posix_spawn_file_actions_t actions;
         posix_spawnattr_t attr;
         sigset_t none, all;
@@ -149,6 +157,9 @@ static int spawn(const char *binary, char *const argv[], int stderr_fd, pid_t *r
         r = posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
         if (r == 0)
                 r = posix_spawn_file_actions_adddup2(&actions, stderr_fd, STDERR_FILENO);
+        /* dup2() leaves the copies without O_CLOEXEC. */
+        for (size_t i = 0; r == 0 && i < n_fds; i++)
+                r = posix_spawn_file_actions_adddup2(&actions, fds[i], CHILD_FD_FIRST + (int) i);
         if (r == 0)
                 r = posix_spawnattr_setsigmask(&attr, &none);
         if (r == 0)
@@ -162,10 +173,11 @@ static int spawn(const char *binary, char *const argv[], int stderr_fd, pid_t *r
         return -r;
 }
 
-/* Runs argv (argv[0] looked up as find_executable() does) and waits for
- * it.  Returns 0 when it exits 0; otherwise the errno its message names or
- * -EIO, with the message in *ret_error (if non-NULL). */
-static int run(char *const argv[], char **ret_error) {
+/* Runs argv (argv[0] looked up as find_executable() does), with fds[i] as
+ * its fd CHILD_FD_FIRST + i, and waits for it.  Returns 0 when it exits 0;
+ * otherwise the errno its message names or -EIO, with the message in
+ * *ret_error (if non-NULL). */
+static int run_with_fds(char *const argv[], const int *fds, size_t n_fds, char **ret_error) {
         _cleanup_free_ char *binary = NULL, *output = NULL;
         _cleanup_close_ int out_fd = -EBADF;
         int pipe_fds[2], status, r;
@@ -185,7 +197,7 @@ static int run(char *const argv[], char **ret_error) {
                 return r;
         }
         out_fd = pipe_fds[0];
-        r = spawn(binary, argv, pipe_fds[1], &pid);
+        r = spawn(binary, argv, pipe_fds[1], fds, n_fds, &pid);
         (void) close(pipe_fds[1]);
         if (r < 0) {
                 set_error(ret_error, "Failed to start %s: %s", binary, strerror(-r));
@@ -218,8 +230,153 @@ static int run(char *const argv[], char **ret_error) {
         return r > 0 ? -r : -EIO;
 }
 
+static int run(char *const argv[], char **ret_error) {
+        return run_with_fds(argv, NULL, 0, ret_error);
+}
+
+static const char *const kexec_loader_table[_KEXEC_LOADER_MAX] = {
+        [KEXEC_LOADER_FILE_LOAD] = "kexec_file_load",
+        [KEXEC_LOADER_KEXEC_TOOLS] = "kexec-tools",
+};
+
+const char *kexec_loader_to_string(KexecLoader l) {
+        if (l < 0 || l >= _KEXEC_LOADER_MAX)
+                return NULL;
+        return kexec_loader_table[l];
+}
+
+static long sys_kexec_file_load(int kernel_fd, int initrd_fd, const char *cmdline, unsigned long flags) {
+        return syscall(SYS_kexec_file_load, kernel_fd, initrd_fd, cmdline ? strlen(cmdline) + 1 : 0, cmdline,
+                       flags);
+}
+
+KexecLoader kexec_loader_detect(void) {
+        /* No fd: a kernel with the syscall fails at reading it (EBADF), or
+         * earlier at the permission check (EPERM); nothing loaded is
+         * touched, as a failed load leaves the loaded image in place. */
+        if (sys_kexec_file_load(-1, -1, NULL, 0) < 0 && errno == ENOSYS)
+                return KEXEC_LOADER_KEXEC_TOOLS;
+        return KEXEC_LOADER_FILE_LOAD;
+}
+
+int kexec_image_open(const char *path, KexecImage *ret) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        /* O_NONBLOCK: a FIFO swapped in must not block luod's loop. */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        *ret = (KexecImage) { .fd = TAKE_FD(fd), .st = st };
+        return 0;
+}
+
+void kexec_image_close(KexecImage *img) {
+        if (img->fd >= 0)
+                (void) close(img->fd);
+        *img = KEXEC_IMAGE_NULL;
+}
+
+int kexec_image_unchanged(const KexecImage *img) {
+        struct stat st;
+
+        if (fstat(img->fd, &st) < 0)
+                return -errno;
+        /* Any write, and any link added or removed (a rename over the
+         * path, an unlink), changes st_ctim, and nobody can set it back. */
+        if (st.st_dev != img->st.st_dev || st.st_ino != img->st.st_ino || st.st_size != img->st.st_size ||
+            st.st_mtim.tv_sec != img->st.st_mtim.tv_sec || st.st_mtim.tv_nsec != img->st.st_mtim.tv_nsec ||
+            st.st_ctim.tv_sec != img->st.st_ctim.tv_sec || st.st_ctim.tv_nsec != img->st.st_ctim.tv_nsec)
+                return -ESTALE;
+        return 0;
+}
+
+static int images_unchanged(const KexecImage *kernel, const KexecImage *initrd, const char *when,
+                            char **ret_error) {
+        int r;
+
+        r = kexec_image_unchanged(kernel);
+        if (r >= 0 && initrd)
+                r = kexec_image_unchanged(initrd);
+        if (r == -ESTALE)
+                set_error(ret_error, "the %s changed (written to, renamed over or removed) %s the preflight "
+                          "opened it; not loaded", kexec_image_unchanged(kernel) < 0 ? "kernel image" : "initrd",
+                          when);
+        else if (r < 0)
+                set_error(ret_error, "fstat() of the preflighted images: %s", strerror(-r));
+        return r;
+}
+
+static int load_syscall(const KexecImage *kernel, const KexecImage *initrd, const char *cmdline,
+                        char **ret_error) {
+        if (sys_kexec_file_load(kernel->fd, initrd ? initrd->fd : -1, cmdline,
+                                initrd ? 0 : KEXEC_FILE_NO_INITRAMFS) >= 0)
+                return 0;
+        int r = -errno;
+        set_error(ret_error, "kexec_file_load(2): %s%s", strerror(-r),
+                  r == -EPERM ? " (no CAP_SYS_BOOT, kexec disabled, or lockdown wants a signed image)" :
+                  r == -ENOEXEC ? " (not a kernel image this kernel can load)" :
+                  r == -EKEYREJECTED || r == -EBADMSG ? " (the image's signature was refused)" : "");
+        return r;
+}
+
+/* kexec-tools reads the same open files, as /proc/self/fd/N of its own:
+ * no path is looked up again.  -c: the kexec_load(2) syscall, since
+ * kexec_file_load(2) is what the running kernel lacks. */
+static int load_kexec_tools(const KexecImage *kernel, const KexecImage *initrd, const char *cmdline,
+                            char **ret_error) {
+        _cleanup_free_ char *kernel_arg = NULL, *initrd_arg = NULL, *cmdline_arg = NULL;
+        int fds[2] = { kernel->fd, initrd ? initrd->fd : -EBADF };
+
+        if (asprintf(&kernel_arg, "/proc/self/fd/%d", CHILD_FD_FIRST) < 0)
+                kernel_arg = NULL;
+        if ((initrd && asprintf(&initrd_arg, "--initrd=/proc/self/fd/%d", CHILD_FD_FIRST + 1) < 0) ||
+            asprintf(&cmdline_arg, "--command-line=%s", cmdline) < 0 || !kernel_arg)
+                return -ENOMEM;
+
+        char *argv[] = {
+                (char *) "kexec", (char *) "-c", (char *) "-l", kernel_arg, cmdline_arg,
+                initrd_arg, /* NULL without an initrd: ends argv there */
+                NULL,
+        };
+        return run_with_fds(argv, fds, initrd ? 2 : 1, ret_error);
+}
+
+int kexec_load_images(const KexecImage *kernel, const KexecImage *initrd, const char *cmdline,
+                      KexecLoader loader, char **ret_error) {
+        int r;
+
+        if (ret_error)
+                *ret_error = NULL;
+        if (!kernel || kernel->fd < 0 || !cmdline || (initrd && initrd->fd < 0) ||
+            loader < 0 || loader >= _KEXEC_LOADER_MAX) {
+                set_error(ret_error, "kexec_load_images() needs a kernel, a command line and a loader");
+                return -EINVAL;
+        }
+        r = images_unchanged(kernel, initrd, "after", ret_error);
+        if (r < 0)
+                return r;
+        r = loader == KEXEC_LOADER_FILE_LOAD ? load_syscall(kernel, initrd, cmdline, ret_error) :
+                                               load_kexec_tools(kernel, initrd, cmdline, ret_error);
+        if (r < 0)
+                return r;
+        /* The kernel denies writers while it reads an image; a write that
+         * slipped in between the check above and that read shows here. */
+        r = images_unchanged(kernel, initrd, "while it was loaded, after", ret_error);
+        if (r < 0) {
+                (void) kexec_unload();
+                return r;
+        }
+        return 0;
+}
+
 int kexec_load_kernel(const char *kernel, const char *initrd, const char *cmdline, char **ret_error) {
-        _cleanup_free_ char *initrd_arg = NULL, *cmdline_arg = NULL;
+        _cleanup_(kexec_image_close) KexecImage k = KEXEC_IMAGE_NULL, i = KEXEC_IMAGE_NULL;
+        int r;
 
         if (ret_error)
                 *ret_error = NULL;
@@ -227,26 +384,35 @@ int kexec_load_kernel(const char *kernel, const char *initrd, const char *cmdlin
                 set_error(ret_error, "kexec_load_kernel() needs a kernel and a command line");
                 return -EINVAL;
         }
-        if ((initrd && asprintf(&initrd_arg, "--initrd=%s", initrd) < 0) ||
-            asprintf(&cmdline_arg, "--command-line=%s", cmdline) < 0)
-                return -ENOMEM;
-
-        char *argv[] = {
-                (char *) "kexec", (char *) "-s", (char *) "-l", (char *) kernel, cmdline_arg,
-                initrd_arg, /* NULL without an initrd: ends argv there */
-                NULL,
-        };
-        return run(argv, ret_error);
+        r = kexec_image_open(kernel, &k);
+        if (r < 0) {
+                set_error(ret_error, "Kernel image %s: %s", kernel, strerror(-r));
+                return r;
+        }
+        if (initrd) {
+                r = kexec_image_open(initrd, &i);
+                if (r < 0) {
+                        set_error(ret_error, "Initrd %s: %s", initrd, strerror(-r));
+                        return r;
+                }
+        }
+        return kexec_load_images(&k, initrd ? &i : NULL, cmdline, kexec_loader_detect(), ret_error);
 }
 
 int kexec_unload(void) {
-        char *argv[] = { (char *) "kexec", (char *) "-s", (char *) "-u", NULL };
+        char *argv[] = { (char *) "kexec", (char *) "-u", NULL };
         _cleanup_free_ char *error = NULL;
         int r;
 
+        if (sys_kexec_file_load(-1, -1, NULL, KEXEC_FILE_UNLOAD) >= 0)
+                return 0;
+        r = -errno;
+        if (r != -ENOSYS)
+                return log_error_errno(r, "Failed to unload the kexec kernel (kexec_file_load(2) "
+                                       "KEXEC_FILE_UNLOAD): %m");
         r = run(argv, &error);
         if (r < 0)
-                return log_error_errno(r, "Failed to unload the kexec kernel (kexec -s -u): %s",
+                return log_error_errno(r, "Failed to unload the kexec kernel (kexec -u): %s",
                                        error ?: "out of memory");
         return 0;
 }

@@ -1,42 +1,90 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Loading and starting the next kernel with kexec-tools, and the update id
- * luod hands to that kernel on its command line.
+/* Loading and starting the next kernel, and the update id luod hands to
+ * that kernel on its command line.
+ *
+ * The kernel and initrd are opened once (kexec_image_open(), by the
+ * preflight) and loaded from those fds with kexec_file_load(2): what the
+ * preflight checked is what the kernel reads, never a file found at the
+ * path later, and a file that changed since (written to, renamed over,
+ * removed) is refused.  Where
+ * the running kernel lacks kexec_file_load(2) (ENOSYS), kexec-tools loads
+ * the same open files with kexec_load(2) (kexec -c), as /proc/self/fd/N.
  *
  * The programs (kexec, systemctl) are looked up in PATH and then in
  * /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin, and run with
  * posix_spawn(): stdin from /dev/null, stdout inherited, stderr captured,
  * default signal dispositions and an empty signal mask.  kexec-tools exits
  * with the same status for every failure and names the cause in its last
- * message line ("kexec_file_load failed: Operation not permitted"), so the
- * error returned is the errno whose strerror() text ends that line (e.g.
- * -EPERM: lockdown or a missing signature; -ENOEXEC: a kernel image the
- * running kernel cannot load; -ENOENT: no such kernel or initrd file);
- * -ENOEXEC also when kexec-tools itself does not recognize the file
- * ("Cannot determine the file type of ..."); else -EIO. */
+ * message line, so the error returned for a kexec-tools run is the errno
+ * whose strerror() text ends that line; -ENOEXEC also when kexec-tools itself
+ * does not recognize the file ("Cannot determine the file type of ..."); else
+ * -EIO. */
 
 #include <stdbool.h>
+#include <sys/stat.h>
 
 #include "inventory.h"
 
 /* The kernel command line word that carries the update id. */
 #define UPDATE_ID_PARAM "luod.update_id"
 
-/* Loads the next kernel with kexec_file_load(2):
- *     kexec -s -l KERNEL [--initrd=INITRD] --command-line=CMDLINE
- * kernel and cmdline are required (a whole command line: nothing is reused
- * from the running kernel); initrd NULL loads none.  A kernel already loaded
- * is replaced.  KHO and LUO hand over only through this loader.  Returns 0,
- * or a negative errno as described above (-EINVAL for a NULL kernel or
- * cmdline).  If ret_error is non-NULL it is always assigned: NULL on
- * success, else a malloc'd message (kexec's stderr, trimmed, or what failed
- * before it ran; NULL if out of memory).  Does not log. */
+typedef enum KexecLoader {
+        KEXEC_LOADER_FILE_LOAD,         /* kexec_file_load(2) on the preflighted fds */
+        KEXEC_LOADER_KEXEC_TOOLS,       /* kexec -c -l /proc/self/fd/N: the syscall is missing */
+        _KEXEC_LOADER_MAX,
+        _KEXEC_LOADER_INVALID = -EINVAL,
+} KexecLoader;
+
+/* "kexec_file_load", "kexec-tools"; NULL for others. */
+const char *kexec_loader_to_string(KexecLoader l);
+
+/* The loader this kernel offers: KEXEC_LOADER_KEXEC_TOOLS when
+ * kexec_file_load(2) fails with ENOSYS, else KEXEC_LOADER_FILE_LOAD.  Asks
+ * the syscall with no fd, which loads and unloads nothing. */
+KexecLoader kexec_loader_detect(void);
+
+/* A kernel image or initrd as the preflight opened it. */
+typedef struct KexecImage {
+        int fd;                 /* -EBADF when none */
+        struct stat st;         /* at open */
+} KexecImage;
+#define KEXEC_IMAGE_NULL ((KexecImage) { .fd = -EBADF })
+
+/* Opens path read-only (O_NONBLOCK, so a FIFO cannot block) and fstat()s
+ * it.  Returns 0, the negative errno of open()/fstat(), or -EINVAL when it
+ * is not a regular file.  Does not log. */
+int kexec_image_open(const char *path, KexecImage *ret);
+void kexec_image_close(KexecImage *img);
+
+/* 0 when the open file is as it was at kexec_image_open() (inode, size,
+ * mtime, ctime), -ESTALE when it changed since (written to, or a link to it
+ * added or removed: renamed over, unlinked), or fstat()'s errno. */
+int kexec_image_unchanged(const KexecImage *img);
+
+/* Loads the next kernel from kernel and initrd (NULL: none) with cmdline (a
+ * whole command line: nothing is reused from the running kernel), through
+ * loader.  Refuses with -ESTALE an image written to since it was opened,
+ * checked before the load and again after it (then unloading).  A kernel
+ * already loaded is replaced; a failed load leaves it.  KHO and LUO hand
+ * over only through kexec_file_load(2).  Returns 0 or a negative errno
+ * (-EPERM: no CAP_SYS_BOOT, or lockdown wants a signed image; -ENOEXEC: an
+ * image the running kernel cannot load; -EINVAL bad arguments).  If
+ * ret_error is non-NULL it is always assigned: NULL on success, else a
+ * malloc'd message (NULL if out of memory).  Does not log. */
+int kexec_load_images(const KexecImage *kernel, const KexecImage *initrd, const char *cmdline,
+                      KexecLoader loader, char **ret_error);
+
+/* kexec_load_images() of the files at kernel and initrd (NULL: none),
+ * opened here, through the loader kexec_loader_detect() finds.  For tools
+ * and tests: luod itself loads what its preflight opened. */
 int kexec_load_kernel(const char *kernel, const char *initrd, const char *cmdline, char **ret_error);
 
-/* Unloads the loaded kernel (kexec -s -u).  Unloading when nothing is
- * loaded succeeds.  Returns 0 or a negative errno; failures are logged
- * with kexec's message. */
+/* Unloads the loaded kernel: kexec_file_load(2) with KEXEC_FILE_UNLOAD (any
+ * loaded image, however it was loaded), kexec -u where the syscall is
+ * missing.  Unloading when nothing is loaded succeeds.  Returns 0 or a
+ * negative errno; failures are logged. */
 int kexec_unload(void);
 
 /* Boots the loaded kernel.  via_systemd false runs `kexec -e`, which calls

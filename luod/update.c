@@ -65,6 +65,9 @@ struct Update {
         const char *kernel, *initrd, *cmdline_arg;      /* in request */
         char *cmdline;
         char *out;                      /* initrd backend: the initrd with the state appended */
+        KexecImage kernel_img, initrd_img;      /* opened by the preflight, loaded from these fds */
+        KexecImage out_img;             /* out, once written */
+        KexecLoader loader;
         const Backend *backend;
         char release[KERNEL_RELEASE_MAX];
         json_object *plan;
@@ -157,6 +160,9 @@ static Update *update_free(Update *u) {
         luod_state_free(&u->s);
         free(u->cmdline);
         free(u->out);
+        kexec_image_close(&u->kernel_img);
+        kexec_image_close(&u->initrd_img);
+        kexec_image_close(&u->out_img);
         json_object_put(u->plan);
         status_set_phase(u->m, "");
         free(u);
@@ -209,14 +215,15 @@ static void update_end(Update *u, int r, const char *error_name, const char *fmt
 
 /* ---- preflight ---------------------------------------------------------- */
 
-/* path must be a readable regular file. */
-static int check_image(sd_bus_error *error, const char *what, const char *path) {
-        struct stat st;
+/* Opens path, a regular file, once: every later step (release, drivers,
+ * the initrd copy, the load) reads this fd, never the path again. */
+static int open_image(sd_bus_error *error, const char *what, const char *path, KexecImage *ret) {
+        int r = kexec_image_open(path, ret);
 
-        if (stat(path, &st) < 0 || access(path, R_OK) < 0)
-                return sd_bus_error_set_errnof(error, errno, "%s %s: %m", what, path);
-        if (!S_ISREG(st.st_mode))
+        if (r == -EINVAL)
                 return sd_bus_error_set_errnof(error, EINVAL, "%s %s is not a regular file", what, path);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "%s %s: %m", what, path);
         return 0;
 }
 
@@ -294,7 +301,7 @@ static int preflight_drivers(Update *u, sd_bus_error *error, char **ret_note) {
         const char *root = u->m->modules_root;
         int r;
 
-        r = kernel_image_release(u->kernel, u->release, sizeof(u->release));
+        r = kernel_image_release_fd(u->kernel_img.fd, u->release, sizeof(u->release));
         if (r < 0) {
                 u->release[0] = '\0';
                 return asprintf(ret_note, "not checked: release of %s unknown (%s)", u->kernel, strerror(-r)) < 0 ?
@@ -368,9 +375,9 @@ static int update_preflight(Update *u, sd_bus_error *error) {
         char lockbuf[128];
         int r;
 
-        r = check_image(error, "Kernel image", u->kernel);
+        r = open_image(error, "Kernel image", u->kernel, &u->kernel_img);
         if (r >= 0 && *u->initrd)
-                r = check_image(error, "Initrd", u->initrd);
+                r = open_image(error, "Initrd", u->initrd, &u->initrd_img);
         if (r >= 0)
                 r = preflight_snapshot(u, error);
         if (r >= 0)
@@ -394,6 +401,8 @@ static int update_preflight(Update *u, sd_bus_error *error) {
                 return -ENOMEM;
         json_object_object_add(u->plan, "kernel_release", *u->release ? json_object_new_string(u->release) : NULL);
         json_object_object_add(u->plan, "drivers", json_object_new_string(drivers_note));
+        u->loader = kexec_loader_detect();
+        json_object_object_add(u->plan, "loader", json_object_new_string(kexec_loader_to_string(u->loader)));
         if (backend_why)
                 json_object_object_add(u->plan, "backend_note", json_object_new_string(backend_why));
         return 0;
@@ -527,15 +536,30 @@ static int update_persist(Update *u) {
         if (r < 0)
                 return r;
         (void) stamp(&u->s, "persist-start");
+        /* The initrd backend copies the preflighted initrd through its fd,
+         * and not if it changed since. */
+        char initrd[64] = "";
+        if (u->initrd_img.fd >= 0) {
+                r = kexec_image_unchanged(&u->initrd_img);
+                if (r < 0) {
+                        update_end(u, r, NULL, "Initrd %s changed (written to, renamed over or removed) "
+                                   "after the preflight opened it; not used", u->initrd);
+                        return r;
+                }
+                snprintf(initrd, sizeof(initrd), "/proc/self/fd/%d", u->initrd_img.fd);
+        }
         r = record_serialize(&u->s, &buf, &size);
         if (r >= 0)
-                r = u->backend->persist(m, u->s.update_id, u->initrd, buf, size, &u->out);
+                r = u->backend->persist(m, u->s.update_id, initrd, buf, size, &u->out);
         if (r < 0 && u->backend == &backend_luo && (m->backends & BACKEND_FILE)) {
                 log_warning_errno(r, "Preserving the state in LUO failed, using %s/state.luod-state: %m",
                                   m->state_dir);
                 u->backend = &backend_file;
-                r = u->backend->persist(m, u->s.update_id, u->initrd, buf, size, &u->out);
+                r = u->backend->persist(m, u->s.update_id, initrd, buf, size, &u->out);
         }
+        /* luod's own copy, in its runtime dir: loaded from this fd. */
+        if (r >= 0 && u->out)
+                r = kexec_image_open(u->out, &u->out_img);
         u->persisted = r >= 0;
         if (r < 0) {
                 if (u->out)
@@ -554,9 +578,11 @@ static int update_load(Update *u) {
         if (r < 0)
                 return r;
         (void) stamp(&u->s, "kexec-load-start");
-        r = kexec_load_kernel(u->kernel, u->out ?: (*u->initrd ? u->initrd : NULL), u->cmdline, &kerror);
+        const KexecImage *initrd = u->out_img.fd >= 0 ? &u->out_img : u->initrd_img.fd >= 0 ? &u->initrd_img : NULL;
+        r = kexec_load_images(&u->kernel_img, initrd, u->cmdline, u->loader, &kerror);
         if (r < 0) {
-                update_end(u, r, NULL, "kexec_file_load refused %s: %s", u->kernel, kerror ?: strerror(-r));
+                update_end(u, r, NULL, "%s refused %s: %s", kexec_loader_to_string(u->loader), u->kernel,
+                           kerror ?: strerror(-r));
                 return r;
         }
         u->loaded = true;
@@ -719,7 +745,8 @@ int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         u = calloc(1, sizeof(*u));
         if (!u)
                 return -ENOMEM;
-        *u = (Update) { .m = m, .request = sd_bus_message_ref(msg), .step = UPDATE_STEP_PREFLIGHT };
+        *u = (Update) { .m = m, .request = sd_bus_message_ref(msg), .step = UPDATE_STEP_PREFLIGHT,
+                        .kernel_img = KEXEC_IMAGE_NULL, .initrd_img = KEXEC_IMAGE_NULL, .out_img = KEXEC_IMAGE_NULL };
         r = sd_bus_message_read(msg, "ssst", &u->kernel, &u->initrd, &u->cmdline_arg, &u->flags);
         if (r < 0)
                 return r;

@@ -19,6 +19,14 @@
                 _p;                                                            \
         })
 
+/* Hands an fd on: returns it and leaves -EBADF behind. */
+#define TAKE_FD(fd)                                                            \
+        ({                                                                     \
+                int _fd = (fd);                                                \
+                (fd) = -EBADF;                                                 \
+                _fd;                                                           \
+        })
+
 static inline void freep(void *p) {
         free(*(void **) p);
 }

@@ -144,6 +144,10 @@ grep -q "Unknown flags 0xfc" <<<"$out" || fail "unknown flags: $out"
 out=$(call Update ssst /etc/hostname "" "console=ttyS0" 1) || fail "dry run: $out"
 grep -q 'luod.update_id=' <<<"$out" || fail "dry run plan lacks the update id: $out"
 grep -q 'backend' <<<"$out" || fail "dry run plan lacks the backend: $out"
+# The plan names the loader: kexec_file_load(2), or kexec-tools where this
+# kernel lacks the syscall.
+loader=$(grep -oE 'loader[\\"]*: [\\"]*(kexec_file_load|kexec-tools)' <<<"$out" | grep -oE 'kexec_file_load|kexec-tools') || true
+[[ -n $loader ]] || fail "dry run plan names no loader: $out"
 [[ ! -e $state/state.luod-state ]] || fail "dry run wrote a state"
 [[ $(prop State) == 's "idle"' ]] || fail "dry run changed State: $(prop State)"
 # VIA_SYSTEMD (2) never uses LUO: systemd stops luod, whose session fd then
@@ -164,14 +168,14 @@ out=$(call Update ssst /etc "" "" 1 2>&1) && fail "a directory as kernel accepte
 grep -q "Kernel image /etc is not a regular file" <<<"$out" || fail "directory kernel: $out"
 # A load kexec refuses: State failed, LastError says why, nothing persisted.
 out=$(call Update ssst /etc/hostname "" "" 0 2>&1) && fail "kexec loaded /etc/hostname?"
-grep -q "kexec_file_load refused /etc/hostname" <<<"$out" || fail "kexec refusal: $out"
+grep -q "$loader refused /etc/hostname" <<<"$out" || fail "kexec refusal: $out"
 [[ $(prop State) == 's "failed"' ]] || fail "after a refused load: State $(prop State)"
-prop LastError | grep -q "kexec_file_load refused /etc/hostname" || fail "LastError: $(prop LastError)"
+prop LastError | grep -q "$loader refused /etc/hostname" || fail "LastError: $(prop LastError)"
 [[ ! -e $state/state.luod-state ]] || fail "a refused load left a state"
 # The same through luoctl: the update began (State preparing), then
 # failed: 6, not a preflight refusal.
 exits 6 "${luoctl[@]}" update --kernel /etc/hostname --yes
-grep -q "update failed: kexec_file_load refused /etc/hostname" <<<"$OUT" || fail "luoctl refused load: $OUT"
+grep -q "update failed: $loader refused /etc/hostname" <<<"$OUT" || fail "luoctl refused load: $OUT"
 # A luod that does not answer: 8 after --timeout, naming the wait.
 kill -STOP "$luod_pid"
 exits 8 "${luoctl[@]}" --timeout=0.5 status
@@ -418,6 +422,45 @@ wait "$upd"
 ((SECONDS - t0 < 10)) || fail "luod stalled $((SECONDS - t0)) s on a crashed consumer"
 grep -q "Delay inhibitor of hvE (about to crash) released after" "$tmp/luod.log" || fail "crashed hvE not seen as released"
 [[ $(prop State) == 's "failed"' ]] || fail "after the crashed consumer: State $(prop State)"
+stop_luod
+# The kernel and initrd are read from what the preflight opened, and
+# refused if they changed after it: written to in place, or renamed over
+# (the preflighted inode loses its link), by name; no path is looked up
+# again.  The initrd backend loads after the wait for a delay inhibitor,
+# which opens the window.  swap_during_update KERNEL INITRD CMD: runs CMD
+# while luod waits; the Update error is left in OUT.
+swap_during_update() {
+	local hvS _
+	"$hv" --bus-address="$addr" hvS inhibit delay "pausing" 600 >"$tmp/hvS.out" 2>&1 &
+	hvS=$!
+	for _ in $(seq 100); do grep -q "held" "$tmp/hvS.out" 2>/dev/null && break; sleep 0.05; done
+	call Update ssst "$1" "$2" "" 0 >"$tmp/swap.out" 2>&1 &
+	for _ in $(seq 100); do grep -q "^prepare " "$tmp/hvS.out" 2>/dev/null && break; sleep 0.05; done
+	grep -q "^prepare " "$tmp/hvS.out" || fail "hvS got no PrepareForUpdate: $(cat "$tmp/hvS.out")"
+	eval "$3"
+	kill "$hvS" 2>/dev/null || true
+	wait "$hvS" 2>/dev/null || true
+	wait %call 2>/dev/null || true
+	for _ in $(seq 200); do [[ $(prop State) == 's "failed"' ]] && break; sleep 0.05; done
+	OUT=$(cat "$tmp/swap.out")
+}
+start_luod --max-delay=20 --backends=initrd
+cp /etc/hostname "$tmp/k1"
+cp /etc/hostname "$tmp/i1"
+swap_during_update "$tmp/k1" "$tmp/i1" 'echo more >>"$tmp/k1"'
+grep -q "refused $tmp/k1: the kernel image changed (written to, renamed over or removed) after the preflight opened it; not loaded" <<<"$OUT" ||
+	fail "kernel written to during the update: $OUT"
+cp /etc/hostname "$tmp/k2"
+cp /etc/hostname "$tmp/i2"
+swap_during_update "$tmp/k2" "$tmp/i2" 'echo more >>"$tmp/i2"'
+grep -q "Initrd $tmp/i2 changed (written to, renamed over or removed) after the preflight opened it; not used" <<<"$OUT" ||
+	fail "initrd written to during the update: $OUT"
+cp /etc/hostname "$tmp/k3"
+cp /etc/hostname "$tmp/i3"
+cp /etc/os-release "$tmp/other"
+swap_during_update "$tmp/k3" "$tmp/i3" 'mv "$tmp/other" "$tmp/k3"'
+grep -q "refused $tmp/k3: the kernel image changed .* after the preflight opened it; not loaded" <<<"$OUT" ||
+	fail "kernel renamed over during the update: $OUT"
 stop_luod
 # luoctl abandon during the wait for a delay inhibitor: the update's
 # luoctl exits 6 (Abandoned); with nothing left to abandon, 1 (NoUpdate).

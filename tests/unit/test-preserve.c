@@ -2,7 +2,8 @@
 /* The state backends (preserve.h) and the kexec helpers (kexec.h).
  *   test-preserve       initrd append (padding, cpio read back), the file
  *                       backend, initrd_find_state(), the command line
- *                       helpers, kexec error reporting
+ *                       helpers, kexec error reporting, the preflighted
+ *                       kexec images (a change after opening refused)
  *   test-preserve luo   the LUO backend on a machine without
  *                       /dev/liveupdate: -ENOENT (skipped, 77, where the
  *                       device exists) */
@@ -350,6 +351,62 @@ static void test_kexec(void) {
                 CHECK(r == -ENOENT);
 }
 
+/* What the preflight opened is what a load reads, and a change to it is
+ * refused before any syscall: the images here are no kernels, so nothing
+ * could be loaded even by mistake. */
+static void test_kexec_images(void) {
+        _cleanup_(kexec_image_close) KexecImage k = KEXEC_IMAGE_NULL, i = KEXEC_IMAGE_NULL;
+        _cleanup_free_ char *error = NULL;
+        KexecImage x = KEXEC_IMAGE_NULL;
+
+        CHECK(strcmp(kexec_loader_to_string(KEXEC_LOADER_FILE_LOAD), "kexec_file_load") == 0);
+        CHECK(strcmp(kexec_loader_to_string(KEXEC_LOADER_KEXEC_TOOLS), "kexec-tools") == 0);
+        CHECK(!kexec_loader_to_string(_KEXEC_LOADER_MAX));
+        CHECK(kexec_loader_detect() == KEXEC_LOADER_FILE_LOAD || kexec_loader_detect() == KEXEC_LOADER_KEXEC_TOOLS);
+
+        CHECK(kexec_image_open("no-such-image", &x) == -ENOENT);
+        CHECK(kexec_image_open(".", &x) == -EINVAL);
+        /* A FIFO without a writer is refused at once, not waited on. */
+        CHECK(mkfifo("fifo-image", 0600) == 0);
+        CHECK(kexec_image_open("fifo-image", &x) == -EINVAL);
+        CHECK(x.fd == -EBADF);
+
+        write_bytes("image-k", "kernel", 6);
+        write_bytes("image-i", "initrd", 6);
+        CHECK(kexec_image_open("image-k", &k) == 0);
+        CHECK(kexec_image_open("image-i", &i) == 0);
+        CHECK(kexec_image_unchanged(&k) == 0 && kexec_image_unchanged(&i) == 0);
+
+        /* Renamed over: the open file is the one the preflight saw, and it
+         * has lost its link, so it is refused. */
+        write_bytes("image-other", "other!", 6);
+        CHECK(rename("image-other", "image-k") == 0);
+        CHECK(kexec_image_unchanged(&k) == -ESTALE);
+        CHECK(kexec_load_images(&k, &i, "console=ttyS0", KEXEC_LOADER_FILE_LOAD, &error) == -ESTALE);
+        CHECK(error && strstr(error, "the kernel image changed"));
+        free(error);
+        error = NULL;
+        /* Written to in place, same size and mtime set back: ctime tells. */
+        struct stat before = i.st;
+        int fd = open("image-i", O_WRONLY | O_CLOEXEC);
+        CHECK(fd >= 0 && pwrite(fd, "INITRD", 6, 0) == 6);
+        CHECK(futimens(fd, (const struct timespec[2]) { before.st_atim, before.st_mtim }) == 0);
+        if (fd >= 0)
+                close(fd);
+        CHECK(kexec_image_unchanged(&i) == -ESTALE);
+        kexec_image_close(&k);
+        CHECK(kexec_image_open("image-k", &k) == 0);
+        CHECK(kexec_load_images(&k, &i, "console=ttyS0", KEXEC_LOADER_KEXEC_TOOLS, &error) == -ESTALE);
+        CHECK(error && strstr(error, "the initrd changed"));
+        free(error);
+        error = NULL;
+        CHECK(kexec_load_images(&k, NULL, NULL, KEXEC_LOADER_FILE_LOAD, &error) == -EINVAL);
+        free(error);
+        error = NULL;
+        CHECK(kexec_load_images(&k, NULL, "x", _KEXEC_LOADER_MAX, &error) == -EINVAL);
+        CHECK(unlink("fifo-image") == 0 && unlink("image-k") == 0 && unlink("image-i") == 0);
+}
+
 static int test_luo(void) {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0;
@@ -383,6 +440,7 @@ int main(int argc, char *argv[]) {
         test_file();
         test_cmdline();
         test_kexec();
+        test_kexec_images();
 
         /* Everything the tests wrote, by name: nothing else may be left. */
         {

@@ -50,6 +50,7 @@ stage1() {
 	luoctl update --kernel /luod-tb/bzImage --initrd /tmp/initrd2 --dry-run >/tmp/plan 2>&1
 	tb_check "luoctl update --dry-run plans the $UPDATE_BACKEND backend" grep -q "\"backend\": \"$UPDATE_BACKEND\"" /tmp/plan
 	tb_check "dry run changed nothing (state idle)" sh -c 'luoctl status | grep -q "state:   idle"'
+	tb_check "the plan loads the kernel with kexec_file_load(2)" grep -q '"loader": "kexec_file_load"' /tmp/plan
 	tb_check "preflight: the new kernel has the PF and VF drivers" \
 		grep -q '"drivers": "present in .*lib.*modules' /tmp/plan
 	mount --bind /luod-tb/modules-no-igb /lib/modules
@@ -63,6 +64,7 @@ stage1() {
 		sh -c 'luoctl update --kernel /luod-tb/hardware --yes 2>&1 | grep -q "kexec_file_load refused /luod-tb/hardware"'
 	tb_check "... luod says failed, no kernel loaded" \
 		sh -c 'luoctl status | grep -q "state:   failed" && grep -qx 0 /sys/kernel/kexec_loaded'
+	[ "$UPDATE_BACKEND" = initrd ] && check_swapped_kernel
 	tb_inventory >/tmp/inventory-now
 	tb_check "... and the VFs are untouched" cmp /tmp/inventory-now /tmp/carry/luod-tb/inventory-before
 
@@ -94,6 +96,33 @@ stage1() {
 	# luod-persist), the blackout start of the guest whose consumer never
 	# let go (hv3's vm-d).
 	tb_update_kexec 2
+}
+
+# The initrd backend loads after the wait for delay inhibitors, long after
+# the preflight opened the kernel: a real kernel renamed over its path in
+# that window must not be loaded (it was never checked); the update is
+# refused naming it, luoctl exits 6, nothing is loaded.
+check_swapped_kernel() {
+	local hv upd rc n
+	cp /luod-tb/bzImage /tmp/swap-k
+	tb-hypervisor hvS inhibit delay "pausing" 600 >/tmp/hvS.out 2>&1 &
+	hv=$!
+	n=0
+	until grep -q held /tmp/hvS.out 2>/dev/null; do n=$((n + 1)); [ $n -gt 300 ] && break; sleep 0.1; done
+	luoctl update --kernel /tmp/swap-k --initrd /tmp/initrd2 --append "luod_tb.stage=99" --yes >/tmp/swap.out 2>&1 &
+	upd=$!
+	n=0
+	until grep -q "^prepare " /tmp/hvS.out 2>/dev/null; do n=$((n + 1)); [ $n -gt 300 ] && break; sleep 0.1; done
+	cp /luod-tb/bzImage /tmp/swap-k2
+	mv /tmp/swap-k2 /tmp/swap-k
+	kill "$hv"
+	rc=0
+	wait "$upd" || rc=$?
+	cat /tmp/swap.out | tb_info
+	tb_check "a kernel renamed over after the preflight is refused by name (luoctl exit 6, was $rc)" \
+		sh -c "[ $rc -eq 6 ] && grep -q 'kexec_file_load refused /tmp/swap-k: the kernel image changed' /tmp/swap.out"
+	tb_check "... and nothing is loaded" grep -qx 0 /sys/kernel/kexec_loaded
+	rm -f /tmp/swap-k
 }
 
 # The events each consumer got after the kexec: exactly its PFs', in kernel

@@ -18,6 +18,7 @@
 #include "events.h"
 #include "fs-util.h"
 #include "log.h"
+#include "policy.h"
 #include "macro.h"
 #include "types.h"
 
@@ -262,34 +263,51 @@ int consumers_adopt_assignments(Manager *m, const LuodState *s) {
         return 0;
 }
 
-/* True when uid may use name, binding it on first use; else false and
- * *ret_owner says who owns it.  The owner is the uid that registered the
- * name first since luod started or, before that, the one recorded with the
- * name's VF assignments (assignments.json, the preserved state): a luod
- * restart or a kexec does not free a name for whoever comes first. */
-static bool consumer_owner_check(Manager *m, const char *name, uid_t uid, uid_t *ret_owner) {
-        for (size_t i = 0; i < m->n_owners; i++)
+/* Names stay bound to their uid while luod runs (consumer_owner_check), so
+ * they are bounded per uid, and in all; the names a uid already owns stay
+ * free to reuse.  VF assignments are bounded per uid (a host has at most
+ * a few thousand VFs). */
+#define NAMES_PER_UID_MAX 64
+#define NAMES_MAX 4096
+#define ASSIGNMENTS_PER_UID_MAX 1024
+
+/* 1 when uid may use name, binding it on first use; 0 when another uid
+ * owns it (*ret_owner says which); -EDQUOT when binding it would exceed
+ * NAMES_PER_UID_MAX (*ret_count: the names uid owns) or NAMES_MAX.  The
+ * owner is the uid that registered the name first since luod started or,
+ * before that, the one recorded with the name's VF assignments
+ * (assignments.json, the preserved state): a luod restart or a kexec does
+ * not free a name for whoever comes first. */
+static int consumer_owner_check(Manager *m, const char *name, uid_t uid, uid_t *ret_owner, size_t *ret_count) {
+        size_t count = 0;
+
+        for (size_t i = 0; i < m->n_owners; i++) {
                 if (strcmp(m->owners[i].name, name) == 0) {
                         *ret_owner = m->owners[i].uid;
                         return m->owners[i].uid == uid;
                 }
+                count += m->owners[i].uid == uid;
+        }
         for (size_t i = 0; i < m->held.n_assignments; i++) {
                 const VfAssignment *a = &m->held.assignments[i];
 
                 if (a->consumer_uid != VF_ASSIGNMENT_NO_UID && strcmp(a->consumer, name) == 0 &&
                     a->consumer_uid != (uint32_t) uid) {
                         *ret_owner = (uid_t) a->consumer_uid;
-                        return false;
+                        return 0;
                 }
         }
+        *ret_count = count;
+        if (count >= NAMES_PER_UID_MAX || m->n_owners >= NAMES_MAX)
+                return -EDQUOT;
         ConsumerOwner *n = reallocarray(m->owners, m->n_owners + 1, sizeof(ConsumerOwner));
         if (!n)
-                return true;    /* no memory to remember: allowed this once */
+                return 1;       /* no memory to remember: allowed this once */
         m->owners = n;
         m->owners[m->n_owners] = (ConsumerOwner) { .name = strdup(name), .uid = uid };
         if (m->owners[m->n_owners].name)
                 m->n_owners++;
-        return true;
+        return 1;
 }
 
 /* GuestRestored, unicast to the consumer name at sender (only it learns
@@ -350,17 +368,29 @@ int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Cannot learn the uid of %s: %m", sender);
         uid_t owner;
-        if (!consumer_owner_check(m, name, uid, &owner))
+        size_t owned = 0;
+        r = consumer_owner_check(m, name, uid, &owner, &owned);
+        if (r == -EDQUOT)
+                return sd_bus_error_setf(error, LUOD_ERROR_TOO_MANY, "Consumer name %s: uid %u owns %zu names of at "
+                                         "most %d, all uids %zu of at most %d; reuse one of them",
+                                         name, (unsigned) uid, owned, NAMES_PER_UID_MAX, m->n_owners, NAMES_MAX);
+        if (r == 0)
                 return sd_bus_error_setf(error, LUOD_ERROR_NOT_PERMITTED,
                                          "Consumer name %s belongs to uid %u (it registered it "
                                          "first, or its VF assignments were made by it); uid %u may not take it",
                                          name, (unsigned) owner, (unsigned) uid);
+        /* Fixed for the connection: the groups the bus recorded at connect. */
+        r = policy_sender_privileged(m->bus, sender, uid, m->have_consumer_gid, m->consumer_gid);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Cannot learn the groups of %s: %m", sender);
+        bool privileged = r > 0;
 
         c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
         c->manager = m;
         c->uid = uid;
+        c->privileged = privileged;
         c->name = strdup(name);
         c->sender = strdup(sender);
         r = c->name && c->sender ? sd_bus_track_new(m->bus, &c->track, on_consumer_gone, c) : -ENOMEM;
@@ -433,9 +463,18 @@ int method_assign_vf(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         r = assignment_args(m, msg, error, &call);
         if (r < 0)
                 return r;
+        if (!call.c->privileged)
+                return policy_refuse(m, call.c, "assign VFs", error);
         if (!guest_name_ok(call.guest))
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Guest name must be 1..%d bytes, no control characters", GUEST_NAME_MAX);
+        size_t mine = 0;
+        for (size_t i = 0; i < m->held.n_assignments; i++)
+                mine += m->held.assignments[i].consumer_uid == (uint32_t) call.c->uid;
+        if (mine >= ASSIGNMENTS_PER_UID_MAX)
+                return sd_bus_error_setf(error, LUOD_ERROR_TOO_MANY, "Consumer %s: uid %u holds %zu VF assignments "
+                                         "of at most %d", call.c->name, (unsigned) call.c->uid, mine,
+                                         ASSIGNMENTS_PER_UID_MAX);
         r = sriov_scan(&now);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Scanning the SR-IOV PFs: %m");

@@ -581,7 +581,8 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
         (void) s;
         (void) usec;
-        (void) drain(e, EVENTS_DRAIN_MAX);
+        if (drain(e, EVENTS_DRAIN_MAX) > 0)
+                inventory_cache_invalidate(m);
         if (e->n_pending == 0)
                 return 0;
         uint64_t oldest = UINT64_MAX;
@@ -604,7 +605,9 @@ static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         (void) s;
         (void) fd;
         (void) revents;
-        (void) drain(e, EVENTS_DRAIN_MAX);
+        /* Any device event may change the inventory (VFs, drivers, PFs). */
+        if (drain(e, EVENTS_DRAIN_MAX) > 0)
+                inventory_cache_invalidate(m);
         if (e->n_pending > 0)
                 arm_timer(m, EVENTS_REORDER_USEC);
         return 0;

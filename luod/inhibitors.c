@@ -14,6 +14,7 @@
 #include "errors.h"
 #include "inhibitors.h"
 #include "log.h"
+#include "policy.h"
 #include "macro.h"
 
 /* Per uid, not per name: names cost nothing to register. */
@@ -77,6 +78,8 @@ int method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         if (!consumer_text_ok(why, 1024))
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Inhibitor reason must be 1..1024 bytes, no control characters");
+        if (strcmp(mode, "block") == 0 && !c->privileged)
+                return policy_refuse(m, c, "take a block inhibitor", error);
         /* Drop released ones first, so repeated Inhibit calls do not pile up fds. */
         _cleanup_free_ char *ignored = NULL;
         (void) inhibitors_check_block(m, &ignored);

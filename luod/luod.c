@@ -29,6 +29,7 @@
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
+#include "policy.h"
 #include "manager-dbus.h"
 #include "restore-start.h"
 #include "report.h"
@@ -47,6 +48,7 @@ static uint64_t arg_max_delay_usec = 10 * 1000 * 1000;
 static unsigned arg_event_buffer = EVENTS_BUFFER_DEFAULT;
 static bool arg_replay_uevents;
 static bool arg_events = true;
+static const char *arg_consumer_group = CONSUMER_GROUP_DEFAULT;
 static int bus_open(Manager *m) {
         (void) luod_errors_register();
         int r;
@@ -103,12 +105,14 @@ static void help(void) {
                "     --max-delay=SEC      Bound on waiting for delay inhibitors before kexec (default 10)\n"
                "     --event-buffer=N     Device events kept for GetEvents (default 4096, 16..65536)\n"
                "     --no-events          Do not watch, hold or replay device events\n"
-               "     --replay-uevents     After restoring a PF, write \"add <uuid>\" to each VF's uevent\n");
+               "     --replay-uevents     After restoring a PF, write \"add <uuid>\" to each VF's uevent\n"
+               "     --consumer-group=GRP Group (name or gid) whose consumers may, with root, take block\n"
+               "                          inhibitors and assign VFs (default luod; \"\" for root only)\n");
 }
 
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_VERSION = 0x100, ARG_BUS_ADDRESS, ARG_STATE_DIR, ARG_RUNTIME_DIR, ARG_DRIVER_WAIT, ARG_BACKENDS, ARG_MODULES_ROOT, ARG_MAX_DELAY,
-               ARG_EVENT_BUFFER, ARG_NO_EVENTS, ARG_REPLAY_UEVENTS };
+               ARG_EVENT_BUFFER, ARG_NO_EVENTS, ARG_REPLAY_UEVENTS, ARG_CONSUMER_GROUP };
         static const struct option options[] = {
                 { "help",        no_argument,       NULL, 'h'             },
                 { "version",     no_argument,       NULL, ARG_VERSION     },
@@ -122,6 +126,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "event-buffer", required_argument, NULL, ARG_EVENT_BUFFER },
                 { "no-events",   no_argument,       NULL, ARG_NO_EVENTS   },
                 { "replay-uevents", no_argument,    NULL, ARG_REPLAY_UEVENTS },
+                { "consumer-group", required_argument, NULL, ARG_CONSUMER_GROUP },
                 {}
         };
         int c;
@@ -174,6 +179,9 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_NO_EVENTS:
                         arg_events = false;
                         break;
+                case ARG_CONSUMER_GROUP:
+                        arg_consumer_group = optarg;
+                        break;
                 case ARG_REPLAY_UEVENTS:
                         arg_replay_uevents = true;
                         break;
@@ -212,6 +220,14 @@ static int manager_init_from_args(Manager *m) {
         m->backends = arg_backends;
         m->modules_root = arg_modules_root;
         m->max_delay_usec = arg_max_delay_usec;
+        if (*arg_consumer_group) {
+                int r = policy_group_resolve(arg_consumer_group, &m->consumer_gid);
+
+                m->have_consumer_gid = r >= 0;
+                if (r < 0)
+                        log_info("No group '%s' (%s): only root may take block inhibitors and assign VFs",
+                                 arg_consumer_group, strerror(-r));
+        }
         return manager_init(m);
 }
 

@@ -29,25 +29,12 @@
 
 
 static int method_get_inventory(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        _cleanup_luod_state_ LuodState s = {};
-        _cleanup_free_ char *buf = NULL;
-        size_t size;
+        const char *text;
         int r;
 
-        r = record_fill_header(&s);
-        if (r >= 0)
-                r = sriov_scan(&s);
-        if (r >= 0) {
-                record_drop_unused(&s);
-                r = luod_state_serialize(&s, &buf, &size);
-        }
+        r = inventory_cache_get(userdata, &text);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Reading the SR-IOV inventory: %m");
-        /* The body: everything after the header line. */
-        const char *body = memchr(buf, '\n', size);
-        _cleanup_free_ char *text = strndup(body + 1, size - (size_t) (body + 1 - buf));
-        if (!text)
-                return -ENOMEM;
         return sd_bus_reply_method_return(msg, "s", text);
 }
 

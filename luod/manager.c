@@ -30,6 +30,7 @@ void manager_done(Manager *m) {
         guests_done(m);
         inhibitors_done(m);
         events_done(m);
+        inventory_cache_done(m);
         restore_results_free(m->restore_pfs, m->n_restore_pfs);
         luod_state_free(&m->restored);
         if (m->luo_out_fd >= 0)

@@ -13,6 +13,7 @@
 #include <systemd/sd-event.h>
 
 #include "inventory.h"
+#include "inventory-cache.h"
 
 typedef struct Manager Manager;
 
@@ -34,6 +35,7 @@ typedef struct Consumer {
         char *name;             /* [A-Za-z0-9._-]{1,64} */
         char *sender;           /* unique bus name, e.g. ":1.42" */
         uid_t uid;              /* the caller's (effective) uid, the name's owner */
+        bool privileged;        /* root or in the consumer group: block inhibitors, AssignVF */
         sd_bus_track *track;    /* drops the consumer when its connection goes */
         Manager *manager;
 } Consumer;
@@ -127,6 +129,9 @@ typedef struct Manager {
         Inhibitor *inhibitors;
         size_t n_inhibitors;
         uint64_t max_delay_usec;        /* --max-delay: bound on delay inhibitors */
+        bool have_consumer_gid;         /* --consumer-group resolved */
+        gid_t consumer_gid;             /* may take block inhibitors and AssignVF, with root */
+        InventoryCache inventory;       /* GetInventory's last answer */
         uint64_t blackout_start_tsc;    /* restored update: its persist-start (TSC), 0 = unknown */
         uint64_t tsc_khz;               /* and the TSC rate recorded before the kexec */
         LuodState restored;             /* its timestamps (only those are kept) */

@@ -186,6 +186,9 @@ grep -q '"pfs"' <<<"$out" || fail "inventory has no pfs: $out"
 
 # Unprivileged callers: inventory yes, update and discard no.
 nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+# uid 65534 as a member of luod's consumer group (luod --consumer-group).
+group=4242
+member=(setpriv --reuid=65534 --regid=65534 --groups="$group")
 "${nobody[@]}" busctl --address="$addr" call org.luod1 /org/luod1 org.luod1.Manager GetInventory >/dev/null ||
 	fail "GetInventory denied to an unprivileged caller"
 out=$("${nobody[@]}" busctl --address="$addr" call org.luod1 /org/luod1 org.luod1.Manager Update ssst /etc/hostname "" "" 1 2>&1) &&
@@ -312,7 +315,7 @@ stop_luod
 
 # Consumers: registration, names, disconnects, assignments and their errors.
 hv=$build/tests/consumer/tb-hypervisor
-start_luod
+start_luod --consumer-group="$group"
 "$hv" --bus-address="$addr" hv1 hold 3 >"$tmp/hv1.out" 2>&1 &
 hv1=$!
 for _ in $(seq 100); do grep -q "registered hv1" "$tmp/hv1.out" 2>/dev/null && break; sleep 0.05; done
@@ -347,11 +350,13 @@ for _ in $(seq 65); do args+=(inhibit block many keep); done
 out=$("$hv" --bus-address="$addr" hv-many "${args[@]}" 2>&1) && fail "65 inhibitors accepted"
 grep -q "Consumer hv-many: uid 0 holds 64 inhibitors of at most 64, all consumers 64 of at most 512" <<<"$out" ||
 	fail "inhibitor cap: $out"
-"${nobody[@]}" "$hv" --bus-address="$addr" hv-many-n "${args[@]:0:256}" hold 3 >/dev/null 2>&1 &
+# (uid 65534 in luod's consumer group: block inhibitors are for root and
+# that group, below.)
+"${member[@]}" "$hv" --bus-address="$addr" hv-many-n "${args[@]:0:256}" hold 3 >/dev/null 2>&1 &
 many=$!
 for _ in $(seq 100); do grep -q "hv-many-n holds a block inhibitor" "$tmp/luod.log" &&
 	[[ $(grep -c "hv-many-n holds a block inhibitor" "$tmp/luod.log") -eq 64 ]] && break; sleep 0.05; done
-out=$("${nobody[@]}" "$hv" --bus-address="$addr" hv-many-m inhibit block other keep 2>&1) &&
+out=$("${member[@]}" "$hv" --bus-address="$addr" hv-many-m inhibit block other keep 2>&1) &&
 	fail "a second name of the same uid got a 65th inhibitor"
 grep -q "Consumer hv-many-m: uid 65534 holds 64 inhibitors of at most 64" <<<"$out" || fail "per-uid cap: $out"
 "$hv" --bus-address="$addr" hv-root inhibit block root-may keep >/dev/null 2>&1 || fail "root refused while nobody is capped"
@@ -366,6 +371,69 @@ grep -q "Inhibitor reason must be 1..1024 bytes, no control characters" <<<"$out
 out=$("$hv" --bus-address="$addr" hv1 running vm-a 2>&1) && fail "GuestRunning without a live update accepted"
 grep -q "Consumer hv1 has no guest vm-a in the last live update" <<<"$out" || fail "GuestRunning: $out"
 stop_luod
+
+# Policy: block inhibitors (every Update refused) and AssignVF (carried
+# across the kexec) are for root and luod's consumer group only
+# (--consumer-group; the package creates group luod): uid 65534 is refused
+# both with NotPermitted and may still take a delay inhibitor; a member of
+# the group may take both (AssignVF then fails on the unknown PF).
+start_luod --consumer-group="$group"
+out=$("${nobody[@]}" "$hv" --bus-address="$addr" hv-nb inhibit block "no updates today" keep 2>&1) &&
+	fail "uid 65534 took a block inhibitor"
+grep -qF "Consumer hv-nb (uid 65534) may not take a block inhibitor: only root and the members of luod's consumer group (group $group) may [org.luod1.Error.NotPermitted]" <<<"$out" ||
+	fail "unprivileged block inhibitor: $out"
+out=$("${nobody[@]}" "$hv" --bus-address="$addr" hv-nb assign vm-a dsn:no-such-pf 0 2>&1) &&
+	fail "uid 65534 assigned a VF"
+grep -qF "Consumer hv-nb (uid 65534) may not assign VFs: only root and the members of luod's consumer group (group $group) may [org.luod1.Error.NotPermitted]" <<<"$out" ||
+	fail "unprivileged AssignVF: $out"
+"${nobody[@]}" "$hv" --bus-address="$addr" hv-nb inhibit delay "pausing" keep >"$tmp/hv-nb.out" 2>&1 &
+nb=$!
+for _ in $(seq 100); do grep -q "held" "$tmp/hv-nb.out" 2>/dev/null && break; sleep 0.05; done
+grep -q "inhibit delay held" "$tmp/hv-nb.out" || fail "uid 65534 refused a delay inhibitor: $(cat "$tmp/hv-nb.out")"
+kill "$nb"
+wait "$nb" 2>/dev/null || true
+out=$("${member[@]}" "$hv" --bus-address="$addr" hv-gm inhibit block "migrating" keep 2>&1) ||
+	fail "a member of group $group refused a block inhibitor: $out"
+out=$("${member[@]}" "$hv" --bus-address="$addr" hv-gm assign vm-a dsn:no-such-pf 0 2>&1) && fail "unknown PF accepted"
+grep -qF "No SR-IOV PF with identity 'dsn:no-such-pf' (luoctl vfs) [org.luod1.Error.NoSuchPF]" <<<"$out" ||
+	fail "AssignVF by a member of group $group: $out"
+# Names are bound to their uid while luod runs, so a uid owns at most 64:
+# the 65th is refused (TooMany), the ones it owns stay usable; root's are
+# counted apart.  (uid 65534 owns hv-nb and hv-gm already.)
+for i in $(seq 3 64); do
+	"${nobody[@]}" "$hv" --bus-address="$addr" "hv-n$i" list >/dev/null 2>&1 || fail "name hv-n$i of uid 65534 refused"
+done
+out=$("${nobody[@]}" "$hv" --bus-address="$addr" hv-n65 list 2>&1) && fail "uid 65534 got a 65th name"
+grep -qF "Consumer name hv-n65: uid 65534 owns 64 names of at most 64, all uids 64 of at most 4096; reuse one of them [org.luod1.Error.TooMany]" <<<"$out" ||
+	fail "name bound: $out"
+"${nobody[@]}" "$hv" --bus-address="$addr" hv-n3 list >/dev/null 2>&1 || fail "uid 65534 cannot reuse its own name"
+"$hv" --bus-address="$addr" hv-r list >/dev/null 2>&1 || fail "root refused a name while uid 65534 is at its bound"
+# GetInventory is answered from what luod keeps (the same fresh update_id
+# twice, no 20 ms TSC calibration and scan per call) until a device event
+# or 2 s: a "change" uevent of a PCI device makes the next call scan.
+inv_id() { call GetInventory | grep -oE 'update_id[^,]*' | grep -oE '[0-9a-f-]{36}'; }
+i1=$(inv_id)
+[[ -n $i1 && $(inv_id) == "$i1" ]] || fail "GetInventory was not kept: $i1, then $(inv_id)"
+dev=$(ls /sys/bus/pci/devices | head -1)
+if [[ -n $dev ]] && echo change >"/sys/bus/pci/devices/$dev/uevent" 2>/dev/null; then
+	for _ in $(seq 20); do [[ $(inv_id) != "$i1" ]] && break; sleep 0.05; done
+	[[ $(inv_id) != "$i1" ]] || fail "GetInventory still the same after a uevent of $dev"
+fi
+stop_luod
+# VF assignments are bounded per uid (1024): a uid holding that many (here
+# loaded from assignments.json) is refused the next (TooMany), before any
+# scan.
+python3 - "$state/assignments.json" <<'PY'
+import json, sys
+json.dump([{"consumer": "hv-q", "guest": "vm-q", "pf_identity": "dsn:00-11-22-33-44-55-66-77", "vf_index": i,
+            "consumer_uid": 65534} for i in range(1024)], open(sys.argv[1], "w"))
+PY
+start_luod --consumer-group="$group"
+out=$("${member[@]}" "$hv" --bus-address="$addr" hv-q assign vm-q2 dsn:no-such-pf 0 2>&1) && fail "a 1025th assignment accepted"
+grep -qF "Consumer hv-q: uid 65534 holds 1024 VF assignments of at most 1024 [org.luod1.Error.TooMany]" <<<"$out" ||
+	fail "assignment bound: $out"
+stop_luod
+rm "$state/assignments.json"
 
 # Inhibitors.  Block: Update refused with the holder's reason, nothing changes.
 start_luod --max-delay=2 --backends=initrd

@@ -3,14 +3,19 @@
 # prefix of the series (patches 1..k for k = 1..N) into a full guest bzImage,
 # same config as `kernel/build.sh patched` (tinyconfig + guest.config), and
 # from the prefix that adds the staged-sysfs KUnit suite on, also build and
-# run the KUnit suites of kernel/kunit.sh (UML) at that prefix.
+# run the KUnit suites of kernel/kunit.sh (UML) at that prefix.  At the last
+# prefix, kernel/check-modular.sh: every tristate the series adds built =m
+# (UML, modpost) and an allmodconfig compile of what the series touches.
 #
-#   kernel/check-prefixes.sh [--from K] [--to K] [--no-kunit] [--kunit-all] [--keep]
+#   kernel/check-prefixes.sh [--from K] [--to K] [--no-kunit] [--kunit-all]
+#                            [--no-modular] [--keep]
 #
 #   --from/--to K  only prefixes K..  (1-based, default all)
 #   --no-kunit     bzImage only
 #   --kunit-all    run kernel/kunit.sh at every prefix, also before the suite
 #                  exists (the existing driver-core suites alone)
+#   --no-modular   no kernel/check-modular.sh at the last prefix (it takes
+#                  ~25 min cold, a minute or two warm, on the test bed)
 #   --keep         keep the private trees afterwards (~2.5 GB)
 #
 # How: `kernel/build.sh patched` first brings the patched work tree and its
@@ -31,7 +36,8 @@
 # runs, ~1.5-2 h for the whole series.
 #
 # Checks one config (the guest's, x86_64, everything built in) and, from
-# the KUnit suite on, UML's KUnit config: not SYSFS=n / PCI_IOV=n stubs.
+# the KUnit suite on, UML's KUnit config, at every prefix; the =m and
+# allmodconfig builds only at the last one; not SYSFS=n / PCI_IOV=n stubs.
 # Prints one line per prefix (PASS/FAIL, seconds, compiler warnings) and
 # writes the full log to $cache/prefixes/log.  Exit status: 0 when every
 # prefix passed.
@@ -41,13 +47,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 cache=${LUOD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/luod-testbed}
 log() { printf 'kernel/check-prefixes: %s\n' "$*" >&2; }
 
-from=1 to=0 kunit=1 kunit_all=0 keep=0
+from=1 to=0 kunit=1 kunit_all=0 modular=1 keep=0
 while (($#)); do
 	case $1 in
 	--from) from=$2; shift 2 ;;
 	--to) to=$2; shift 2 ;;
 	--no-kunit) kunit=0; shift ;;
 	--kunit-all) kunit_all=1; shift ;;
+	--no-modular) modular=0; shift ;;
 	--keep) keep=1; shift ;;
 	-h|--help) sed -n '2,/^set -e/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
 	*) log "unknown argument '$1'"; exit 2 ;;
@@ -76,6 +83,7 @@ if [[ ${LUOD_PREFIX_INNER:-0} != 1 ]]; then
 	args=(--from "$from" --to "$to")
 	((kunit)) || args+=(--no-kunit)
 	((kunit_all)) && args+=(--kunit-all)
+	((modular)) || args+=(--no-modular)
 	set +e
 	LUOD_PREFIX_INNER=1 LUOD_PREFIX_PRIV=$priv unshare -m --propagation private \
 		bash "$0" "${args[@]}" 2>&1 | tee "$priv/log" | grep --line-buffered -E '^(prefix|kernel/check-prefixes)'
@@ -117,7 +125,7 @@ log "the tree's $n commits are kernel/series' patches (patch-id), tree clean"
 final_bz=$(sha256sum "$cache/build/patched/arch/x86/boot/bzImage" | cut -d' ' -f1)
 log "prefixes $from..$to of $n; the full series' bzImage is ${final_bz:0:12}"
 
-failed=0
+failed=0 modular_failed=0
 for ((k = from; k <= to; k++)); do
 	c=${commits[k - 1]}
 	subj=$(git -C "$tree" log -1 --format=%s "$c")
@@ -161,8 +169,16 @@ for ((k = from; k <= to; k++)); do
 	[[ $res == PASS ]] || failed=$((failed + 1))
 	((warn == 0)) || log "prefix $k: $warn compiler warnings (see $priv/log)"
 done
+if ((modular)) && ((to == n)); then
+	# The last prefix is the whole series, checked out in the private tree.
+	t0=$SECONDS
+	mres=PASS
+	bash "$here/check-modular.sh" --tree "$tree" --out "$priv" || mres=FAIL
+	echo "prefix $(printf '%2d' "$n") modular $mres $((SECONDS - t0)) s (=m and allmodconfig, kernel/check-modular.sh)"
+	[[ $mres == PASS ]] || modular_failed=1
+fi
 if ((to == n)) && [[ $(sha256sum "$cache/build/patched/arch/x86/boot/bzImage" | cut -d' ' -f1) != "$final_bz" ]]; then
 	log "note: the last prefix's bzImage differs from the full build's (not byte-reproducible incrementally)"
 fi
-log "$failed of $((to - from + 1)) prefixes failed"
-((failed == 0))
+log "$failed of $((to - from + 1)) prefixes failed$( ((modular_failed)) && echo '; the =m/allmodconfig check failed')"
+((failed == 0 && modular_failed == 0))

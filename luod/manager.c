@@ -399,6 +399,11 @@ static int method_update(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         if ((m->backends & BACKEND_LUO) && (flags & UPDATE_VIA_SYSTEMD))
                 backend_why = "luo not used with VIA_SYSTEMD: systemd stops luod before the kexec, "
                               "and closing its LUO session unpreserves the state";
+        /* A kernel without LUO (a distribution's: no CONFIG_LIVEUPDATE)
+         * or booted without liveupdate=on: the plan says so. */
+        if (luo_ok && !luo_available())
+                backend_why = "luo not available: no /dev/liveupdate (a kernel without CONFIG_LIVEUPDATE, "
+                              "or booted without liveupdate=on)";
         if (luo_ok && luo_available())
                 backend = "luo";
         else if ((m->backends & BACKEND_INITRD) && *initrd)

@@ -40,6 +40,7 @@ static uint64_t arg_max_delay_usec = 10 * 1000 * 1000;
 static unsigned arg_event_buffer = EVENTS_BUFFER_DEFAULT;
 static bool arg_replay_uevents;
 static bool arg_events = true;
+static const char *arg_metrics_file;
 static int bus_open(Manager *m) {
         int r;
 
@@ -95,12 +96,14 @@ static void help(void) {
                "     --max-delay=SEC      Bound on waiting for delay inhibitors before kexec (default 10)\n"
                "     --event-buffer=N     Device events kept for GetEvents (default 4096, 16..65536)\n"
                "     --no-events          Do not watch, hold or replay device events\n"
-               "     --replay-uevents     After restoring a PF, write \"add <uuid>\" to each VF's uevent\n");
+               "     --replay-uevents     After restoring a PF, write \"add <uuid>\" to each VF's uevent\n"
+               "     --metrics-file=PATH  Also write each report as node_exporter textfile metrics\n"
+               "                          (e.g. /var/lib/prometheus/node-exporter/luod.prom; default none)\n");
 }
 
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_VERSION = 0x100, ARG_BUS_ADDRESS, ARG_STATE_DIR, ARG_RUNTIME_DIR, ARG_DRIVER_WAIT, ARG_BACKENDS, ARG_MODULES_ROOT, ARG_MAX_DELAY,
-               ARG_EVENT_BUFFER, ARG_NO_EVENTS, ARG_REPLAY_UEVENTS };
+               ARG_EVENT_BUFFER, ARG_NO_EVENTS, ARG_REPLAY_UEVENTS, ARG_METRICS_FILE };
         static const struct option options[] = {
                 { "help",        no_argument,       NULL, 'h'             },
                 { "version",     no_argument,       NULL, ARG_VERSION     },
@@ -114,6 +117,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "event-buffer", required_argument, NULL, ARG_EVENT_BUFFER },
                 { "no-events",   no_argument,       NULL, ARG_NO_EVENTS   },
                 { "replay-uevents", no_argument,    NULL, ARG_REPLAY_UEVENTS },
+                { "metrics-file", required_argument, NULL, ARG_METRICS_FILE },
                 {}
         };
         int c;
@@ -169,6 +173,11 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_REPLAY_UEVENTS:
                         arg_replay_uevents = true;
                         break;
+                case ARG_METRICS_FILE:
+                        if (!*optarg || optarg[strlen(optarg) - 1] == '/')
+                                return log_error_errno(-EINVAL, "Invalid --metrics-file '%s' (a file name).", optarg);
+                        arg_metrics_file = optarg;
+                        break;
                 case ARG_BACKENDS:
                         if (backends_from_string(optarg, &arg_backends) < 0)
                                 return log_error_errno(-EINVAL, "Invalid --backends '%s' (comma-separated luo, initrd, file).",
@@ -199,6 +208,7 @@ int main(int argc, char *argv[]) {
 
         m.state_dir = arg_state_dir;
         m.runtime_dir = arg_runtime_dir;
+        m.metrics_file = arg_metrics_file;
         m.driver_wait_usec = arg_driver_wait_usec;
         m.backends = arg_backends;
         m.modules_root = arg_modules_root;

@@ -8,6 +8,7 @@
 # record in its initrd; the driver preflight against its modules).
 : "${HOST_VIA:=}" "${HOST_KERNEL:=patched}"
 IGB_VFS=3 NVME_VFS=8 IGB_MAC=02:aa:bb:cc:dd:01 IGB_VLAN=77
+METRICS=/var/lib/prometheus/node-exporter/luod.prom
 
 if [ "$HOST_KERNEL" = debian ]; then
 	KREL=7.3.4+deb13-amd64
@@ -28,16 +29,20 @@ stage1() {
 	tb_check_value "kernel" "$KREL" "$(uname -r)"
 	if [ "$HOST_KERNEL" = debian ]; then
 		tb_check "Debian's kernel: no LUO (/dev/liveupdate absent)" test ! -e /dev/liveupdate
-		# Under TCG udev's coldplug of a distribution kernel's modules
-		# takes minutes: a longer bound on each PF's driver.
-		mkdir -p /etc/systemd/system/luod.service.d
-		printf '[Service]\nExecStart=\nExecStart=/usr/sbin/luod --driver-wait=180\n' \
-			>/etc/systemd/system/luod.service.d/testbed.conf
-		systemctl daemon-reload
+		# udev loads them after the boot finished (the coldplug is only
+		# triggered before): settle first.
+		udevadm settle --timeout=300
 		tb_check "PF drivers loaded as modules by udev (nvme, igb)" \
 			sh -c 'grep -q "^nvme " /proc/modules && grep -q "^igb " /proc/modules'
 		tb_check "modprobe vfio-pci (as a hypervisor host does)" modprobe vfio-pci
 	fi
+	# The operator's drop-in: the report as node_exporter metrics, and,
+	# on Debian's kernel under TCG, where udev's coldplug of the modules
+	# takes minutes, a longer bound on each PF's driver.
+	mkdir -p /etc/systemd/system/luod.service.d /var/lib/prometheus/node-exporter
+	printf '[Service]\nExecStart=\nExecStart=/usr/sbin/luod --metrics-file=%s%s\n' "$METRICS" \
+		"$( [ "$HOST_KERNEL" = debian ] && echo ' --driver-wait=180')" >/etc/systemd/system/luod.service.d/testbed.conf
+	systemctl daemon-reload
 	tb_check "systemctl enable --now luod" systemctl enable --now luod
 	tb_check "luod.service active" tb_host_luod_active 120
 	nvme=$(tb_pfs_of_kind nvme) igb=$(tb_pfs_of_kind igb)
@@ -91,6 +96,12 @@ stage2() {
 		tb_check "vfio-pci loaded again (by luod: nothing else asked for it)" grep -q '^vfio_pci ' /proc/modules
 	fi
 	tb_check "preserved state dropped after the full restore" test ! -e /var/lib/luod/state.luod-state
+	tb_info <"$METRICS"
+	tb_check "metrics: 2 PFs, none failed, backend $WANT_BACKEND, the blackout, both PFs ok" \
+		sh -c "grep -qx 'luod_update_pfs 2' $METRICS && grep -qx 'luod_update_pfs_failed 0' $METRICS &&
+			grep -q '^luod_update_info{.*backend=\"$WANT_BACKEND\"} 1\$' $METRICS &&
+			grep -q '^luod_update_phase_seconds{phase=\"total-blackout\"} [0-9]' $METRICS &&
+			[ \$(grep -c '^luod_update_pf_ok{.*} 1\$' $METRICS) -eq 2 ]"
 	if [ -n "$HOST_VIA" ]; then
 		# systemd's own record of the clean shutdown before the kexec.
 		journalctl --list-boots --no-pager 2>&1 | tb_info

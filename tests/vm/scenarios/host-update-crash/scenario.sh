@@ -4,7 +4,7 @@
 # copy the killed one wrote before touching any PF, resumes (attempt 2)
 # and restores everything exactly; READY=1 only then.
 
-KREL=$(cd /boot && ls vmlinuz-*-luod | sed 's/^vmlinuz-//' | head -n 1)
+KREL=$(cd /boot && ls vmlinuz-*-luod* | sed 's/^vmlinuz-//' | head -n 1)
 IGB_MAC=02:aa:bb:cc:dd:01 IGB_VLAN=77
 
 stage1() {

@@ -15,7 +15,7 @@ if [ "$HOST_KERNEL" = debian ]; then
 	UPDATE_ARGS="--initrd /boot/initrd.img-$KREL"
 	WANT_BACKEND=initrd
 else
-	KREL=$(cd /boot && ls vmlinuz-*-luod | sed 's/^vmlinuz-//' | head -n 1)
+	KREL=$(cd /boot && ls vmlinuz-*-luod* | sed 's/^vmlinuz-//' | head -n 1)
 	UPDATE_ARGS=
 	WANT_BACKEND=luo
 	[ -n "$HOST_VIA" ] && WANT_BACKEND=file

@@ -16,32 +16,21 @@ apt_root=$cache/apt
 src_root=$cache/src
 log() { printf 'fetch-source: %s\n' "$*" >&2; }
 
-mkdir -p "$apt_root"/{etc/preferences.d,lists/partial,archives/partial,debs} "$src_root"
+mkdir -p "$src_root"
 tree=$src_root/linux-source-$UPSTREAM-$DEB_VERSION
 if [[ -f $tree/.luod-unpacked ]]; then
 	echo "$tree"
 	exit 0
 fi
 
-cat >"$apt_root/etc/sources.list" <<SRC
-deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $MIRROR $SUITE main
-SRC
-: >"$apt_root/status"
-aptc=(-o Dir::Etc::SourceList="$apt_root/etc/sources.list"
-      -o Dir::Etc::SourceParts=/dev/null
-      -o Dir::Etc::Preferences="$apt_root/etc/preferences"
-      -o Dir::Etc::PreferencesParts="$apt_root/etc/preferences.d"
-      -o Dir::State::Lists="$apt_root/lists"
-      -o Dir::State::status="$apt_root/status"
-      -o Dir::Cache="$apt_root/cache"
-      -o Dir::Cache::archives="$apt_root/archives"
-      -o APT::Architecture=amd64 -o Debug::NoLocking=1 -o APT::Sandbox::User=root)
-mkdir -p "$apt_root/cache"
+# shellcheck source=kernel/private-apt.sh
+. "$here/private-apt.sh"
+private_apt_setup "$SUITE" "$MIRROR"
 
 deb=$apt_root/debs/${PACKAGE}_${DEB_VERSION}_all.deb
 if [[ ! -f $deb ]]; then
 	log "apt-get update ($SUITE, private configuration under $apt_root)"
-	apt-get "${aptc[@]}" update -qq >&2
+	private_apt_update
 	want=$DEB_VERSION
 	if ! apt-cache "${aptc[@]}" madison "$PACKAGE" | awk '{print $3}' | grep -qx "$want"; then
 		newest=$(apt-cache "${aptc[@]}" madison 'linux-source-7.3' | awk '{print $3}' | sort -V | tail -1)

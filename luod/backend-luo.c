@@ -16,8 +16,11 @@ static const char *luo_unusable(const Manager *m, const char *initrd, uint64_t f
         if (flags & UPDATE_VIA_SYSTEMD)
                 return "luo not used with VIA_SYSTEMD: systemd stops luod before the kexec, "
                        "and closing its LUO session unpreserves the state";
+        /* A kernel without LUO (a distribution's: no CONFIG_LIVEUPDATE) or
+         * booted without liveupdate=on. */
         if (!luo_available())
-                return "/dev/liveupdate not available";
+                return "luo not available: no /dev/liveupdate (a kernel without CONFIG_LIVEUPDATE, "
+                       "or booted without liveupdate=on)";
         return NULL;
 }
 

@@ -49,6 +49,7 @@ static unsigned arg_event_buffer = EVENTS_BUFFER_DEFAULT;
 static bool arg_replay_uevents;
 static bool arg_events = true;
 static const char *arg_consumer_group = CONSUMER_GROUP_DEFAULT;
+static const char *arg_metrics_file;
 static int bus_open(Manager *m) {
         (void) luod_errors_register();
         int r;
@@ -107,12 +108,15 @@ static void help(void) {
                "     --no-events          Do not watch, hold or replay device events\n"
                "     --replay-uevents     After restoring a PF, write \"add <uuid>\" to each VF's uevent\n"
                "     --consumer-group=GRP Group (name or gid) whose consumers may, with root, take block\n"
-               "                          inhibitors and assign VFs (default luod; \"\" for root only)\n");
+               "                          inhibitors and assign VFs (default luod; \"\" for root only)\n"
+               "     --metrics-file=PATH  Also write each report as node_exporter textfile metrics\n"
+               "                          (e.g. /var/lib/prometheus/node-exporter/luod.prom; default none)\n");
 }
 
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_VERSION = 0x100, ARG_BUS_ADDRESS, ARG_STATE_DIR, ARG_RUNTIME_DIR, ARG_DRIVER_WAIT, ARG_BACKENDS, ARG_MODULES_ROOT, ARG_MAX_DELAY,
-               ARG_EVENT_BUFFER, ARG_NO_EVENTS, ARG_REPLAY_UEVENTS, ARG_CONSUMER_GROUP };
+               ARG_EVENT_BUFFER, ARG_NO_EVENTS, ARG_REPLAY_UEVENTS, ARG_CONSUMER_GROUP,
+               ARG_METRICS_FILE };
         static const struct option options[] = {
                 { "help",        no_argument,       NULL, 'h'             },
                 { "version",     no_argument,       NULL, ARG_VERSION     },
@@ -127,6 +131,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "no-events",   no_argument,       NULL, ARG_NO_EVENTS   },
                 { "replay-uevents", no_argument,    NULL, ARG_REPLAY_UEVENTS },
                 { "consumer-group", required_argument, NULL, ARG_CONSUMER_GROUP },
+                { "metrics-file", required_argument, NULL, ARG_METRICS_FILE },
                 {}
         };
         int c;
@@ -185,6 +190,11 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_REPLAY_UEVENTS:
                         arg_replay_uevents = true;
                         break;
+                case ARG_METRICS_FILE:
+                        if (!*optarg || optarg[strlen(optarg) - 1] == '/')
+                                return log_error_errno(-EINVAL, "Invalid --metrics-file '%s' (a file name).", optarg);
+                        arg_metrics_file = optarg;
+                        break;
                 case ARG_BACKENDS:
                         if (backends_from_string(optarg, &arg_backends) < 0)
                                 return log_error_errno(-EINVAL, "Invalid --backends '%s' (comma-separated luo, initrd, file).",
@@ -220,6 +230,7 @@ static int manager_init_from_args(Manager *m) {
         m->backends = arg_backends;
         m->modules_root = arg_modules_root;
         m->max_delay_usec = arg_max_delay_usec;
+        m->metrics_file = arg_metrics_file;
         if (*arg_consumer_group) {
                 int r = policy_group_resolve(arg_consumer_group, &m->consumer_gid);
 

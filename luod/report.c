@@ -12,6 +12,7 @@
 #include "fs-util.h"
 #include "log.h"
 #include "macro.h"
+#include "metrics.h"
 #include "report.h"
 
 static const StateTimestamp *ts_find(const LuodState *s, const char *name) {
@@ -251,5 +252,12 @@ int report_write(Manager *m, const char *update_id) {
         r = write_file_atomic_at(dir_fd, "report.json", text, len, 0644);
         if (r < 0)
                 return log_error_errno(r, "Failed to write %s/report.json: %m", m->state_dir);
+        /* For fleet monitoring: the same report as node_exporter metrics.
+         * A failure here leaves the report written. */
+        if (m->metrics_file) {
+                r = metrics_write_file(m->metrics_file, m->report);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to write the metrics file %s: %m", m->metrics_file);
+        }
         return 0;
 }

@@ -93,6 +93,7 @@ typedef struct Manager {
         sd_bus *bus;
         const char *state_dir;          /* /var/lib/luod: state file, reports */
         const char *runtime_dir;        /* /run/luod: initrd copies, the initrd backend's state */
+        const char *metrics_file;       /* --metrics-file: the report as textfile metrics, or NULL */
         uint64_t driver_wait_usec;      /* restore: bound on each PF driver wait */
         const char *modules_root;       /* /lib/modules: the new kernel's module indexes */
         unsigned backends;              /* BACKEND_*: what Update may use; restore looks everywhere */

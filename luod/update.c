@@ -337,7 +337,8 @@ static int preflight_backend(Update *u, sd_bus_error *error, const char **ret_no
                         u->backend = b;
                 else if (n_why < ELEMENTSOF(why))
                         why[n_why++] = no;
-                if (no && b == &backend_luo && (u->flags & UPDATE_VIA_SYSTEMD))
+                /* The plan says why LUO, the preferred backend, is not used. */
+                if (no && b == &backend_luo)
                         *ret_note = no;
         }
         if (!u->backend)

@@ -17,6 +17,7 @@ PKGS=(
 	bc bison flex libelf-dev libssl-dev dwarves python3 rsync xz-utils
 	kmod libkmod-dev file libarchive-dev e2fsprogs udev
 	clang libclang-rt-14-dev
+	mmdebstrap debhelper dpkg-dev fakeroot lintian
 )
 BACKPORTS_PKGS=(qemu-system-x86)
 QEMU_MIN_MAJOR=10

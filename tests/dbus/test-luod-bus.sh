@@ -148,6 +148,12 @@ grep -q 'backend' <<<"$out" || fail "dry run plan lacks the backend: $out"
 # kernel lacks the syscall.
 loader=$(grep -oE 'loader[\\"]*: [\\"]*(kexec_file_load|kexec-tools)' <<<"$out" | grep -oE 'kexec_file_load|kexec-tools') || true
 [[ -n $loader ]] || fail "dry run plan names no loader: $out"
+# Without /dev/liveupdate (a kernel without LUO) the plan says why the
+# backend is not luo.
+if [[ ! -e /dev/liveupdate ]]; then
+	grep -q 'backend_note.*luo not available: no .*dev.*liveupdate' <<<"$out" ||
+		fail "dry run without LUO: no backend note: $out"
+fi
 [[ ! -e $state/state.luod-state ]] || fail "dry run wrote a state"
 [[ $(prop State) == 's "idle"' ]] || fail "dry run changed State: $(prop State)"
 # VIA_SYSTEMD (2) never uses LUO: systemd stops luod, whose session fd then
@@ -612,7 +618,7 @@ grep -q "Invalid --backends 'luo,tape'" <<<"$out" || fail "bad --backends: $out"
 if [[ ! -e /dev/liveupdate ]]; then
 	start_luod --backends=luo,initrd
 	out=$(call Update ssst /etc/hostname "" "" 0 2>&1) && fail "update without a usable backend accepted"
-	grep -q "No preservation backend usable: /dev/liveupdate not available, no initrd given" <<<"$out" ||
+	grep -q "No preservation backend usable: luo not available: no /dev/liveupdate .*, no initrd given" <<<"$out" ||
 		fail "no backend: $out"
 	exits 5 "${luoctl[@]}" update --kernel /etc/hostname --yes
 	grep -q "update refused: No preservation backend usable" <<<"$OUT" || fail "luoctl, no backend: $OUT"

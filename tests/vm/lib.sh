@@ -453,3 +453,64 @@ tb_check_restored() {
 			sh -c "test -s /tmp/want.$pf && diff /tmp/want.$pf /tmp/have.$pf"
 	done
 }
+
+# --- the systemd host (hardware `host debian`) ---------------------------------
+# In the Debian guest luod runs as the package installed it, under systemd;
+# the scenario's files are on the root disk in /luod-tb and survive kexec.
+
+# Waits (bounded, 900 s) until systemd has finished starting the system;
+# prints its state (running, or degraded with the failed units listed).
+tb_host_wait_booted() {
+	local st
+	st=$(timeout 900 systemctl is-system-running --wait 2>/dev/null)
+	echo "$st"
+	[ "$st" = running ] && return 0
+	systemctl --failed --no-legend --plain
+	[ "$st" = degraded ]
+}
+# Waits (bounded, $1 s, default 900) until luod.service is active: READY=1,
+# which luod sends after its restore.  Non-zero if it failed or timed out.
+tb_host_luod_active() {
+	local n=0 limit=$((${1:-900} * 5)) st
+	while :; do
+		st=$(systemctl is-active luod.service 2>/dev/null)
+		case $st in
+		active) return 0 ;;
+		failed) return 1 ;;
+		esac
+		n=$((n + 1))
+		[ $n -gt $limit ] && return 1
+		sleep 0.2
+	done
+}
+# The host's view of luod for the console: systemctl status and its log.
+tb_host_show_luod() {
+	systemctl status --no-pager -l luod.service 2>&1 | sed 's/^/    /' >/dev/console
+	journalctl -b -u luod.service --no-pager -o cat 2>&1 | tail -n 40 | sed 's/^/    luod: /' >/dev/console
+}
+# Saves the inventory (tb_save_inventory) to /luod-tb/inventory-before on
+# the root disk, where the next kernel's stage reads it.
+tb_host_save_inventory() {
+	tb_save_inventory
+	cp /tmp/carry/luod-tb/inventory-before /luod-tb/inventory-before
+	sync
+}
+# tb_host_update STAGE KERNEL [luoctl update options...]: luoctl update to
+# KERNEL, the next kernel running stage STAGE, after a sync of the root
+# disk.  With luod's own kexec -e it returns only if there was no kexec;
+# with --via-systemd luoctl returns once systemd accepted the job, and the
+# stage waits for the shutdown.  Either way a return aborts the scenario.
+tb_host_update() {
+	local stage=$1 kernel=$2 l
+	shift 2
+	sync
+	tb_say "HOSTMARK luoctl-update"
+	luoctl update --kernel "$kernel" --append "luod_tb.stage=$stage" --yes "$@" 2>&1 | while IFS= read -r l; do
+		echo "$l" >>/tmp/update.out
+		case $l in *"] persist"*) tb_say "HOSTMARK luod-persist" ;; esac
+	done
+	cat /tmp/update.out >/dev/console
+	case " $* " in *" --via-systemd "*) sleep 600 ;; esac
+	tb_host_show_luod
+	tb_abort "luoctl update returned without a kexec"
+}

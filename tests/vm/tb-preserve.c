@@ -106,7 +106,9 @@ static pid_t hold_device(const int ready[2], const int release[2]) {
         (void) close(release[1]);
         fd = open(LIVEUPDATE_DEVICE, O_RDWR | O_CLOEXEC);
         c = (char) (fd < 0 ? errno : 0);
-        (void) write(ready[1], &c, 1);
+        /* The parent reads EOF as a failure if this byte is lost. */
+        if (write(ready[1], &c, 1) != 1)
+                _exit(1);
         while (read(release[0], &c, 1) > 0)
                 ;
         _exit(0);

@@ -1,0 +1,3 @@
+# host-update with systemctl kexec (Update flag VIA_SYSTEMD).
+HOST_VIA=--via-systemd
+. /luod-tb/scenarios/host-update/scenario.sh

@@ -712,7 +712,10 @@ int main(int argc, char *argv[]) {
                                         optarg);
                                 return EXIT_USAGE;
                         }
+                        /* 0 would mean each call's default: a positive SEC is at least 1 us. */
                         arg_timeout_usec = (uint64_t) (sec * 1e6);
+                        if (arg_timeout_usec == 0)
+                                arg_timeout_usec = 1;
                         break;
                 }
                 case ARG_JSON: json = true; break;

@@ -185,6 +185,8 @@ grep -q "update failed: $loader refused /etc/hostname" <<<"$OUT" || fail "luoctl
 # A luod that does not answer: 8 after --timeout, naming the wait.
 kill -STOP "$luod_pid"
 exits 8 "${luoctl[@]}" --timeout=0.5 status
+# A timeout below 1 us is 1 us, not the default of 25 s.
+exits 8 timeout 10 "${luoctl[@]}" --timeout=0.0000001 status
 kill -CONT "$luod_pid"
 grep -q "did not answer in time" <<<"$OUT" || fail "luoctl timeout: $OUT"
 out=$("$build/luod/luoctl" --bus-address="$addr" vfs --json) || fail "luoctl vfs --json"

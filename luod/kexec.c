@@ -496,7 +496,6 @@ static bool uuid_valid(const char *s, size_t n) {
  * returns the word's start and length (0 at the end) and advances *p past
  * it.  Whitespace inside double quotes belongs to the word. */
 /* x86 COMMAND_LINE_SIZE, NUL included. */
-#define KERNEL_CMDLINE_MAX 2048
 
 static size_t next_word(const char **p, const char **ret_start) {
         const char *s = *p;

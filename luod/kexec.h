@@ -112,6 +112,10 @@ int kexec_loaded(void);
  * would not fit x86's 2048-byte COMMAND_LINE_SIZE), -ENOMEM. */
 int kernel_cmdline_with_update_id(const char *base, const char *update_id, char **ret);
 
+/* x86's COMMAND_LINE_SIZE: the longest command line, NUL included, the next
+ * kernel takes. */
+#define KERNEL_CMDLINE_MAX 2048
+
 /* Finds the update id on a kernel command line: proc_cmdline is the text
  * (NULL reads /proc/cmdline).  The last "luod.update_id=" word counts, as
  * for kernel parameters.  Returns 0 with the UUID in ret (NUL-terminated),

@@ -363,6 +363,13 @@ static int preflight_cmdline(Update *u, sd_bus_error *error) {
                 if (r >= 0)
                         r = kernel_cmdline_with_update_id(proc_cmdline, u->s.update_id, &u->cmdline);
         }
+        /* Too long is the caller's argument (or this kernel's command line
+         * it asked to reuse), not a failure of luod's. */
+        if (r == -E2BIG)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "The kernel command line with luod.update_id= would not fit the next "
+                                         "kernel's %d bytes (COMMAND_LINE_SIZE, NUL included)",
+                                         KERNEL_CMDLINE_MAX);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Building the kernel command line: %m");
         return 0;

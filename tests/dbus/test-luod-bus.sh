@@ -182,6 +182,11 @@ prop LastError | grep -q "$loader refused /etc/hostname" || fail "LastError: $(p
 # failed: 6, not a preflight refusal.
 exits 6 "${luoctl[@]}" update --kernel /etc/hostname --yes
 grep -q "update failed: $loader refused /etc/hostname" <<<"$OUT" || fail "luoctl refused load: $OUT"
+# A command line longer than the next kernel takes (2048 bytes with the
+# NUL, luod.update_id= included) is the caller's argument: InvalidArgs, 2.
+long=$(printf 'a%.0s' {1..2100})
+exits 2 "${luoctl[@]}" update --kernel /etc/hostname --dry-run --append "$long"
+grep -q "would not fit the next kernel's 2048 bytes" <<<"$OUT" || fail "luoctl, too long a command line: $OUT"
 # A luod that does not answer: 8 after --timeout, naming the wait.
 kill -STOP "$luod_pid"
 exits 8 "${luoctl[@]}" --timeout=0.5 status

@@ -100,7 +100,7 @@ static int method_retry(sd_bus_message *msg, void *userdata, sd_bus_error *error
 
         if (manager_update_busy(m))
                 return sd_bus_error_setf(error, LUOD_ERROR_UPDATE_IN_PROGRESS,
-                                         "Update %s is loaded; luoctl discard it first", manager_update_busy(m));
+                                         "Update %s is in progress; luoctl abandon it first", manager_update_busy(m));
         if (!m->state_kept)
                 return sd_bus_error_setf(error, LUOD_ERROR_NOTHING_KEPT, "No preserved state is kept: nothing to retry");
         r = restore_retry(m, &why);

@@ -106,30 +106,24 @@ static void strip_trailing(char *s) {
 static int read_output(int fd, char **ret) {
         _cleanup_free_ char *buf = NULL;
         char drop[512];
-        size_t size = 0;
+        ssize_t k;
 
         buf = malloc(MESSAGE_MAX + 1);
         if (!buf)
                 return -ENOMEM;
-        for (;;) {
-                char *p = size < MESSAGE_MAX ? buf + size : drop;
-                size_t room = size < MESSAGE_MAX ? MESSAGE_MAX - size : sizeof(drop);
-                ssize_t k = read(fd, p, room);
-
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
-                if (p != drop)
-                        size += (size_t) k;
-        }
-        buf[size] = 0;
+        k = read_full(fd, buf, MESSAGE_MAX, -1);
+        if (k < 0)
+                return (int) k;
+        buf[k] = 0;
+        /* The rest is read and dropped, so the writer never blocks on a
+         * full pipe. */
+        do
+                k = read_full(fd, drop, sizeof(drop), -1);
+        while (k > 0);
+        if (k < 0)
+                return (int) k;
         strip_trailing(buf);
-        *ret = buf;
-        buf = NULL;
+        *ret = TAKE_PTR(buf);
         return 0;
 }
 

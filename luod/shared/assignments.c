@@ -21,44 +21,18 @@
 
 /* A non-empty UTF-8 string without NUL, copied. */
 static int get_string(json_object *e, const char *where, const char *key, char **ret, char **error) {
-        json_object *v;
         const char *s;
+        int r;
 
-        if (!json_object_object_get_ex(e, key, &v))
-                return json_fail(-EBADMSG, error, where, key, "missing");
-        if (!json_object_is_type(v, json_type_string))
-                return json_fail(-EBADMSG, error, where, key, "expected string, got %s",
-                            json_type_to_name(json_object_get_type(v)));
-        s = json_object_get_string(v);
-        if (strlen(s) != (size_t) json_object_get_string_len(v))
-                return json_fail(-EBADMSG, error, where, key, "contains a NUL character");
+        r = json_get_str(error, where, e, key, false, &s);
+        if (r < 0)
+                return r;
         if (!*s)
                 return json_fail(-EBADMSG, error, where, key, "empty");
         if (!luod_state_utf8_valid(s))
                 return json_fail(-EBADMSG, error, where, key, "not UTF-8");
         *ret = strdup(s);
         return *ret ? 0 : -ENOMEM;
-}
-
-/* An integer 0..max.  json-c keeps integers as int64 or, above INT64_MAX, as
- * uint64 (saturated at UINT64_MAX), so nothing out of range wraps. */
-static int get_uint(json_object *e, const char *where, const char *key, uint64_t max, uint64_t *ret,
-                    char **error) {
-        json_object *v;
-        uint64_t u;
-
-        if (!json_object_object_get_ex(e, key, &v))
-                return json_fail(-EBADMSG, error, where, key, "missing");
-        if (!json_object_is_type(v, json_type_int))
-                return json_fail(-EBADMSG, error, where, key, "expected int, got %s",
-                            json_type_to_name(json_object_get_type(v)));
-        if (json_object_get_int64(v) < 0)
-                return json_fail(-EBADMSG, error, where, key, "%" PRId64 " is negative", json_object_get_int64(v));
-        u = json_object_get_uint64(v);
-        if (u > max)
-                return json_fail(-EBADMSG, error, where, key, "%" PRIu64 " is out of range 0..%" PRIu64, u, max);
-        *ret = u;
-        return 0;
 }
 
 static int entry_from_json(json_object *e, size_t i, VfAssignment *a, char **error) {
@@ -81,13 +55,13 @@ static int entry_from_json(json_object *e, size_t i, VfAssignment *a, char **err
         r = get_string(e, where, "pf_identity", &a->pf_identity, error);
         if (r < 0)
                 return r;
-        r = get_uint(e, where, "vf_index", 65535, &u, error);
+        r = json_get_uint(error, where, e, "vf_index", 65535, false, &u);
         if (r < 0)
                 return r;
         a->vf_index = (uint32_t) u;
         a->consumer_uid = VF_ASSIGNMENT_NO_UID;
         if (json_object_object_get_ex(e, "consumer_uid", NULL)) {
-                r = get_uint(e, where, "consumer_uid", VF_ASSIGNMENT_NO_UID - 1, &u, error);
+                r = json_get_uint(error, where, e, "consumer_uid", VF_ASSIGNMENT_NO_UID - 1, false, &u);
                 if (r < 0)
                         return r;
                 a->consumer_uid = (uint32_t) u;

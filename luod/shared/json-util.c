@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "json-util.h"
 #include "macro.h"
@@ -18,4 +22,74 @@ int json_fail(int r, char **error, const char *where, const char *key, const cha
                               key ?: "", key ? ": " : "", reason) < 0)
                 *error = NULL;
         return r;
+}
+
+int json_get_member(char **error, const char *where, json_object *o, const char *key,
+                    json_type type, bool nullable, json_object **ret) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(o, key, &v))
+                return json_fail(-EBADMSG, error, where, key, "missing");
+        if (!v && nullable) {
+                *ret = NULL;
+                return 0;
+        }
+        if (!json_object_is_type(v, type))
+                return json_fail(-EBADMSG, error, where, key, "expected %s%s, got %s",
+                            json_type_to_name(type), nullable ? " or null" : "",
+                            json_type_to_name(json_object_get_type(v)));
+        *ret = v;
+        return 1;
+}
+
+int json_get_uint(char **error, const char *where, json_object *o, const char *key,
+                  uint64_t max, bool nullable, uint64_t *ret) {
+        json_object *v;
+        uint64_t u;
+        int r;
+
+        r = json_get_member(error, where, o, key, json_type_int, nullable, &v);
+        if (r <= 0)
+                return r;
+        if (json_object_get_int64(v) < 0)
+                return json_fail(-EBADMSG, error, where, key, "%" PRId64 " is negative",
+                            json_object_get_int64(v));
+        u = json_object_get_uint64(v);
+        if (u > max)
+                return json_fail(-EBADMSG, error, where, key, "%" PRIu64 " is out of range 0..%" PRIu64,
+                            u, max);
+        *ret = u;
+        return 1;
+}
+
+int json_get_str(char **error, const char *where, json_object *o, const char *key,
+                 bool nullable, const char **ret) {
+        json_object *v;
+        int r;
+
+        r = json_get_member(error, where, o, key, json_type_string, nullable, &v);
+        if (r == 0)
+                *ret = NULL;
+        if (r <= 0)
+                return r;
+        if (strlen(json_object_get_string(v)) != (size_t) json_object_get_string_len(v))
+                return json_fail(-EBADMSG, error, where, key, "contains a NUL character");
+        *ret = json_object_get_string(v);
+        return 1;
+}
+
+int json_get_strdup(char **error, const char *where, json_object *o, const char *key,
+                    bool nullable, char **ret) {
+        const char *s;
+        int r;
+
+        r = json_get_str(error, where, o, key, nullable, &s);
+        if (r < 0)
+                return r;
+        if (!s) {
+                *ret = NULL;
+                return 0;
+        }
+        *ret = strdup(s);
+        return *ret ? 1 : -ENOMEM;
 }

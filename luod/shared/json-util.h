@@ -2,6 +2,8 @@
 #pragma once
 
 #include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 /* Cleanup helpers for json-c objects, and the error text of the parsers. */
 static inline void json_object_putp(json_object **o) {
@@ -17,3 +19,21 @@ static inline void json_tokener_freep(json_tokener **t) {
  * when out of memory, and returns r. */
 __attribute__((format(printf, 5, 6)))
 int json_fail(int r, char **error, const char *where, const char *key, const char *fmt, ...);
+
+/* The getters of the parsers: member key of object o, where names o in
+ * the error ("pfs[2]").  Each returns 1 with the value in *ret, 0 when the
+ * member is null and nullable is true (*ret untouched, or NULL for the
+ * strings), or json_fail()'s -EBADMSG when it is missing or of another
+ * type. */
+int json_get_member(char **error, const char *where, json_object *o, const char *key,
+                    json_type type, bool nullable, json_object **ret);
+/* An integer 0..max; json-c keeps integers above INT64_MAX as uint64,
+ * saturated, so nothing out of range wraps. */
+int json_get_uint(char **error, const char *where, json_object *o, const char *key,
+                  uint64_t max, bool nullable, uint64_t *ret);
+/* A string without NUL characters, borrowed from o. */
+int json_get_str(char **error, const char *where, json_object *o, const char *key,
+                 bool nullable, const char **ret);
+/* The same, copied (-ENOMEM). */
+int json_get_strdup(char **error, const char *where, json_object *o, const char *key,
+                    bool nullable, char **ret);

@@ -533,50 +533,12 @@ int luod_state_serialize(const LuodState *s, char **ret_buf, size_t *ret_size) {
 
 /* Parsing.  The getters return 1 with the value, 0 for a null the key may
  * hold, or -EBADMSG with *error set. */
-static int get_member(char **error, const char *where, json_object *o, const char *key,
-                      json_type type, bool nullable, json_object **ret) {
-        json_object *v;
-
-        if (!json_object_object_get_ex(o, key, &v))
-                return json_fail(-EBADMSG, error, where, key, "missing");
-        if (!v && nullable) {
-                *ret = NULL;
-                return 0;
-        }
-        if (!json_object_is_type(v, type))
-                return json_fail(-EBADMSG, error, where, key, "expected %s%s, got %s",
-                            json_type_to_name(type), nullable ? " or null" : "",
-                            json_type_to_name(json_object_get_type(v)));
-        *ret = v;
-        return 1;
-}
-
-static int get_uint(char **error, const char *where, json_object *o, const char *key,
-                    uint64_t max, bool nullable, uint64_t *ret) {
-        json_object *v;
-        uint64_t u;
-        int r;
-
-        r = get_member(error, where, o, key, json_type_int, nullable, &v);
-        if (r <= 0)
-                return r;
-        if (json_object_get_int64(v) < 0)
-                return json_fail(-EBADMSG, error, where, key, "%" PRId64 " is negative",
-                            json_object_get_int64(v));
-        u = json_object_get_uint64(v);
-        if (u > max)
-                return json_fail(-EBADMSG, error, where, key, "%" PRIu64 " is out of range 0..%" PRIu64,
-                            u, max);
-        *ret = u;
-        return 1;
-}
-
 static int get_bool(char **error, const char *where, json_object *o, const char *key,
                     bool nullable, bool *ret) {
         json_object *v;
         int r;
 
-        r = get_member(error, where, o, key, json_type_boolean, nullable, &v);
+        r = json_get_member(error, where, o, key, json_type_boolean, nullable, &v);
         if (r > 0)
                 *ret = json_object_get_boolean(v);
         return r;
@@ -593,44 +555,12 @@ static int get_tristate(char **error, const char *where, json_object *o, const c
 }
 
 /* Returns a pointer into o: valid while o lives. */
-static int get_str(char **error, const char *where, json_object *o, const char *key,
-                   bool nullable, const char **ret) {
-        json_object *v;
-        int r;
-
-        r = get_member(error, where, o, key, json_type_string, nullable, &v);
-        if (r == 0)
-                *ret = NULL;
-        if (r <= 0)
-                return r;
-        if (strlen(json_object_get_string(v)) != (size_t) json_object_get_string_len(v))
-                return json_fail(-EBADMSG, error, where, key, "contains a NUL character");
-        *ret = json_object_get_string(v);
-        return 1;
-}
-
-static int get_strdup(char **error, const char *where, json_object *o, const char *key,
-                      bool nullable, char **ret) {
-        const char *s;
-        int r;
-
-        r = get_str(error, where, o, key, nullable, &s);
-        if (r < 0)
-                return r;
-        if (!s) {
-                *ret = NULL;
-                return 0;
-        }
-        *ret = strdup(s);
-        return *ret ? 1 : -ENOMEM;
-}
-
 static int get_uuid(char **error, const char *where, json_object *o, const char *key,
                     char ret[static LUOD_UUID_STRING_MAX]) {
         const char *s;
         int r;
 
-        r = get_str(error, where, o, key, false, &s);
+        r = json_get_str(error, where, o, key, false, &s);
         if (r < 0)
                 return r;
         if (!uuid_valid(s))
@@ -643,7 +573,7 @@ static int get_bdf(char **error, const char *where, json_object *o, const char *
         const char *s;
         int r;
 
-        r = get_str(error, where, o, key, false, &s);
+        r = json_get_str(error, where, o, key, false, &s);
         if (r < 0)
                 return r;
         if (pci_bdf_parse(s, ret) < 0)
@@ -655,7 +585,7 @@ static int get_hex16(char **error, const char *where, json_object *o, const char
         const char *s;
         int v, r;
 
-        r = get_str(error, where, o, key, false, &s);
+        r = json_get_str(error, where, o, key, false, &s);
         if (r < 0)
                 return r;
         v = strlen(s) == 6 && s[0] == '0' && s[1] == 'x' ? unhexn(s + 2, 4) : -1;
@@ -672,7 +602,7 @@ static int get_array(char **error, const char *where, json_object *o, const char
         size_t n;
         int r;
 
-        r = get_member(error, where, o, key, json_type_array, false, ret);
+        r = json_get_member(error, where, o, key, json_type_array, false, ret);
         if (r < 0)
                 return r;
         n = json_object_array_length(*ret);
@@ -702,7 +632,7 @@ static int settings_from_json(json_object *o, const char *where, VfSettings *st,
 
         st->valid = true;
 
-        r = get_str(error, where, o, "mac", false, &mac);
+        r = json_get_str(error, where, o, "mac", false, &mac);
         if (r < 0)
                 return r;
         if (strlen(mac) != 17)
@@ -714,16 +644,16 @@ static int settings_from_json(json_object *o, const char *where, VfSettings *st,
                 st->mac[i] = (uint8_t) b;
         }
 
-        r = get_uint(error, where, o, "vlan", VF_VLAN_MAX, false, &u);
+        r = json_get_uint(error, where, o, "vlan", VF_VLAN_MAX, false, &u);
         if (r < 0)
                 return r;
         st->vlan = (uint16_t) u;
-        r = get_uint(error, where, o, "qos", VF_QOS_MAX, false, &u);
+        r = json_get_uint(error, where, o, "qos", VF_QOS_MAX, false, &u);
         if (r < 0)
                 return r;
         st->qos = (uint8_t) u;
 
-        r = get_str(error, where, o, "vlan_proto", false, &proto);
+        r = json_get_str(error, where, o, "vlan_proto", false, &proto);
         if (r < 0)
                 return r;
         st->vlan_proto = 0;
@@ -734,7 +664,7 @@ static int settings_from_json(json_object *o, const char *where, VfSettings *st,
                 return json_fail(-EBADMSG, error, where, "vlan_proto",
                             "\"%s\" is not 802.1Q or 802.1ad", proto);
 
-        r = get_str(error, where, o, "link_state", false, &link);
+        r = json_get_str(error, where, o, "link_state", false, &link);
         if (r < 0)
                 return r;
         for (st->link_state = 0; st->link_state < ELEMENTSOF(link_states); st->link_state++)
@@ -744,11 +674,11 @@ static int settings_from_json(json_object *o, const char *where, VfSettings *st,
                 return json_fail(-EBADMSG, error, where, "link_state",
                             "\"%s\" is not auto, enable or disable", link);
 
-        r = get_uint(error, where, o, "min_tx_rate", UINT32_MAX, false, &u);
+        r = json_get_uint(error, where, o, "min_tx_rate", UINT32_MAX, false, &u);
         if (r < 0)
                 return r;
         st->min_tx_rate = (uint32_t) u;
-        r = get_uint(error, where, o, "max_tx_rate", UINT32_MAX, false, &u);
+        r = json_get_uint(error, where, o, "max_tx_rate", UINT32_MAX, false, &u);
         if (r < 0)
                 return r;
         st->max_tx_rate = (uint32_t) u;
@@ -770,7 +700,7 @@ static int vf_from_json(json_object *o, const char *pf_where, size_t i, VfRecord
         int r;
 
         snprintf(where, sizeof(where), "%s vfs[%zu]", pf_where, i);
-        r = get_uint(error, where, o, "index", UINT32_MAX, false, &u);
+        r = json_get_uint(error, where, o, "index", UINT32_MAX, false, &u);
         if (r < 0)
                 return r;
         vf->index = (uint32_t) u;
@@ -779,18 +709,18 @@ static int vf_from_json(json_object *o, const char *pf_where, size_t i, VfRecord
         r = get_bdf(error, where, o, "bdf", &vf->bdf);
         if (r < 0)
                 return r;
-        r = get_strdup(error, where, o, "driver", true, &vf->driver);
+        r = json_get_strdup(error, where, o, "driver", true, &vf->driver);
         if (r < 0)
                 return r;
-        r = get_strdup(error, where, o, "driver_override", true, &vf->driver_override);
+        r = json_get_strdup(error, where, o, "driver_override", true, &vf->driver_override);
         if (r < 0)
                 return r;
-        r = get_uint(error, where, o, "iommu_group", INT_MAX, true, &u);
+        r = json_get_uint(error, where, o, "iommu_group", INT_MAX, true, &u);
         if (r < 0)
                 return r;
         vf->iommu_group = r > 0 ? (int) u : -1;
 
-        r = get_member(error, where, o, "settings", json_type_object, true, &settings);
+        r = json_get_member(error, where, o, "settings", json_type_object, true, &settings);
         if (r <= 0)
                 return r;
         snprintf(sw, sizeof(sw), "%s settings", where);
@@ -821,24 +751,24 @@ static int pf_from_json(json_object *o, size_t i, PfRecord *pf, char **error) {
         r = get_hex16(error, where, o, "subsystem_device", &pf->subsystem_device);
         if (r < 0)
                 return r;
-        r = get_strdup(error, where, o, "identity", false, &pf->identity);
+        r = json_get_strdup(error, where, o, "identity", false, &pf->identity);
         if (r < 0)
                 return r;
-        r = get_strdup(error, where, o, "driver", false, &pf->driver);
+        r = json_get_strdup(error, where, o, "driver", false, &pf->driver);
         if (r < 0)
                 return r;
-        r = get_uint(error, where, o, "numvfs", UINT32_MAX, false, &u);
+        r = json_get_uint(error, where, o, "numvfs", UINT32_MAX, false, &u);
         if (r < 0)
                 return r;
         pf->numvfs = (uint32_t) u;
-        r = get_uint(error, where, o, "totalvfs", UINT32_MAX, false, &u);
+        r = json_get_uint(error, where, o, "totalvfs", UINT32_MAX, false, &u);
         if (r < 0)
                 return r;
         pf->totalvfs = (uint32_t) u;
         r = get_bool(error, where, o, "drivers_autoprobe", false, &pf->drivers_autoprobe);
         if (r < 0)
                 return r;
-        r = get_strdup(error, where, o, "netdev", true, &pf->netdev);
+        r = json_get_strdup(error, where, o, "netdev", true, &pf->netdev);
         if (r < 0)
                 return r;
         r = get_bool(error, where, o, "netdev_up", false, &pf->netdev_up);
@@ -882,20 +812,20 @@ static int assignments_from_json(json_object *o, LuodState *s, char **error) {
                 if (r < 0)
                         return r;
                 snprintf(where, sizeof(where), "assignments[%zu]", i);
-                r = get_strdup(error, where, e, "consumer", false, &a->consumer);
+                r = json_get_strdup(error, where, e, "consumer", false, &a->consumer);
                 if (r >= 0)
-                        r = get_strdup(error, where, e, "guest", false, &a->guest);
+                        r = json_get_strdup(error, where, e, "guest", false, &a->guest);
                 if (r >= 0)
-                        r = get_strdup(error, where, e, "pf_identity", false, &a->pf_identity);
+                        r = json_get_strdup(error, where, e, "pf_identity", false, &a->pf_identity);
                 if (r >= 0)
-                        r = get_uint(error, where, e, "vf_index", 65535, false, &idx);
+                        r = json_get_uint(error, where, e, "vf_index", 65535, false, &idx);
                 if (r < 0)
                         return r;
                 a->vf_index = (uint32_t) idx;
                 /* Minor 2; absent: the owner of the consumer name is unknown. */
                 a->consumer_uid = VF_ASSIGNMENT_NO_UID;
                 if (json_object_object_get_ex(e, "consumer_uid", NULL)) {
-                        r = get_uint(error, where, e, "consumer_uid", VF_ASSIGNMENT_NO_UID - 1, false, &idx);
+                        r = json_get_uint(error, where, e, "consumer_uid", VF_ASSIGNMENT_NO_UID - 1, false, &idx);
                         if (r < 0)
                                 return r;
                         a->consumer_uid = (uint32_t) idx;
@@ -912,13 +842,13 @@ static int state_from_json(json_object *o, LuodState *s, char **error) {
         r = get_uuid(error, NULL, o, "update_id", s->update_id);
         if (r < 0)
                 return r;
-        r = get_strdup(error, NULL, o, "old_kernel_release", false, &s->old_kernel_release);
+        r = json_get_strdup(error, NULL, o, "old_kernel_release", false, &s->old_kernel_release);
         if (r < 0)
                 return r;
         r = get_uuid(error, NULL, o, "old_boot_id", s->old_boot_id);
         if (r < 0)
                 return r;
-        r = get_uint(error, NULL, o, "tsc_khz", STATE_U64_MAX, false, &s->tsc_khz);
+        r = json_get_uint(error, NULL, o, "tsc_khz", STATE_U64_MAX, false, &s->tsc_khz);
         if (r < 0)
                 return r;
         /* Minor 3; absent: not applied in any boot yet. */
@@ -926,11 +856,11 @@ static int state_from_json(json_object *o, LuodState *s, char **error) {
                 json_object *c;
                 uint64_t attempt;
 
-                r = get_member(error, NULL, o, "consumed", json_type_object, false, &c);
+                r = json_get_member(error, NULL, o, "consumed", json_type_object, false, &c);
                 if (r >= 0)
                         r = get_uuid(error, "consumed", c, "boot_id", s->consumed_boot_id);
                 if (r >= 0)
-                        r = get_uint(error, "consumed", c, "attempt", UINT32_MAX, false, &attempt);
+                        r = json_get_uint(error, "consumed", c, "attempt", UINT32_MAX, false, &attempt);
                 if (r < 0)
                         return r;
                 s->consumed_attempt = (uint32_t) attempt;
@@ -947,13 +877,13 @@ static int state_from_json(json_object *o, LuodState *s, char **error) {
                 if (r < 0)
                         return r;
                 snprintf(where, sizeof(where), "timestamps[%zu]", i);
-                r = get_strdup(error, where, e, "name", false, &t->name);
+                r = json_get_strdup(error, where, e, "name", false, &t->name);
                 if (r < 0)
                         return r;
-                r = get_uint(error, where, e, "tsc", STATE_U64_MAX, false, &t->tsc);
+                r = json_get_uint(error, where, e, "tsc", STATE_U64_MAX, false, &t->tsc);
                 if (r < 0)
                         return r;
-                r = get_uint(error, where, e, "realtime_ns", STATE_U64_MAX, false, &t->realtime_ns);
+                r = json_get_uint(error, where, e, "realtime_ns", STATE_U64_MAX, false, &t->realtime_ns);
                 if (r < 0)
                         return r;
         }
@@ -1011,23 +941,23 @@ static int parse_header(const char *p, size_t n, const char *body, size_t body_s
 
         /* format and major first: another format or major may lay out the
          * rest differently. */
-        r = get_str(error, "header", h, "format", false, &format);
+        r = json_get_str(error, "header", h, "format", false, &format);
         if (r < 0)
                 return r;
         if (strcmp(format, LUOD_STATE_FORMAT) != 0)
                 return json_fail(-EPROTONOSUPPORT, error, "header", "format",
                             "\"%s\" is not " LUOD_STATE_FORMAT, format);
-        r = get_uint(error, "header", h, "major", UINT64_MAX, false, &major);
+        r = json_get_uint(error, "header", h, "major", UINT64_MAX, false, &major);
         if (r < 0)
                 return r;
         if (major != LUOD_STATE_MAJOR)
                 return json_fail(-EPROTONOSUPPORT, error, "header", "major",
                             "version %" PRIu64 " is not supported (only %d)", major, LUOD_STATE_MAJOR);
 
-        r = get_uint(error, "header", h, "minor", UINT64_MAX, false, &minor);
+        r = json_get_uint(error, "header", h, "minor", UINT64_MAX, false, &minor);
         if (r < 0)
                 return r;
-        r = get_uint(error, "header", h, "length", UINT64_MAX, false, &length);
+        r = json_get_uint(error, "header", h, "length", UINT64_MAX, false, &length);
         if (r < 0)
                 return r;
         if (length != body_size)
@@ -1035,7 +965,7 @@ static int parse_header(const char *p, size_t n, const char *body, size_t body_s
                             "%" PRIu64 " bytes announced but %zu follow (%s)", length, body_size,
                             length > body_size ? "truncated" : "trailing data");
 
-        r = get_str(error, "header", h, "sha256", false, &sha);
+        r = json_get_str(error, "header", h, "sha256", false, &sha);
         if (r < 0)
                 return r;
         r = sha256_hex(body, body_size, digest);

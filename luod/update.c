@@ -603,7 +603,7 @@ static int on_execute(sd_event_source *s, void *userdata);
 /* Loaded and persisted: the update moves to m->pending, the call is
  * answered with the plan, and kexec -e runs on the next loop turn. */
 static void update_loaded(Update *u) {
-        _cleanup_(update_freep) Update *owned = u;
+        _cleanup_(update_freep) _unused_ Update *owned = u;
         Manager *m = u->m;
         int r;
 

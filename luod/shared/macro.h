@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
+/* A variable that exists only for its cleanup (clang warns it is unused). */
+#define _unused_ __attribute__((unused))
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))

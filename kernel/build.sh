@@ -33,8 +33,10 @@ log() { printf 'kernel/build: %s\n' "$*" >&2; }
 
 # One build at a time writes the cache's trees (kernel/check-prefixes.sh
 # copies them under the same lock); its own private-namespace builds
-# (LUOD_PATCHED_AS_IS=1) touch only its copies.
-if [[ ${LUOD_PATCHED_AS_IS:-0} != 1 ]]; then
+# (LUOD_PATCHED_AS_IS=1) touch only its copies.  LUOD_BUILD_LOCK_HELD=1:
+# the caller (kernel/kunit.sh) holds the lock already, for as long as it
+# builds from the patched tree.
+if [[ ${LUOD_PATCHED_AS_IS:-0} != 1 && ${LUOD_BUILD_LOCK_HELD:-0} != 1 ]]; then
 	mkdir -p "$cache"
 	exec 8>"$cache/build.lock"
 	flock -n 8 || { log "waiting for another kernel build ($cache/build.lock)"; flock 8; }

@@ -12,7 +12,16 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${LUOD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/luod-testbed}
-bash "$here/build.sh" --prepare-only patched >/dev/null
+# The UML build reads the patched tree: hold the build lock throughout, or
+# a kernel/build.sh that re-applies the series meanwhile rewrites the tree
+# under it.  kernel/check-prefixes.sh (LUOD_PATCHED_AS_IS=1) holds it itself
+# and builds in its private copies.
+if [[ ${LUOD_PATCHED_AS_IS:-0} != 1 ]]; then
+	mkdir -p "$cache"
+	exec 8>"$cache/build.lock"
+	flock -n 8 || { echo "kernel/kunit: waiting for another kernel build ($cache/build.lock)" >&2; flock 8; }
+fi
+LUOD_BUILD_LOCK_HELD=1 bash "$here/build.sh" --prepare-only patched >/dev/null
 tree=$cache/work/patched/src
 out=$cache/build/kunit
 mkdir -p "$out"

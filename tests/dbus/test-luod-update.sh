@@ -25,26 +25,11 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; [[ -e $tmp/luod.log ]] && sed 's/^/  luod: /' "$tmp/luod.log" >&2; exit 1; }
 
-cat >"$tmp/bus.conf" <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$tmp/bus</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-CONF
-dbus-daemon --config-file="$tmp/bus.conf" --nofork --nopidfile &
-pids+=($!)
-addr=unix:path=$tmp/bus
-for _ in $(seq 100); do [[ -S $tmp/bus ]] && break; sleep 0.05; done
-[[ -S $tmp/bus ]] || fail "dbus-daemon did not start"
+# shellcheck source=tests/dbus/lib.sh
+. "$src/tests/dbus/lib.sh"
+read -r bus_pid addr < <(dbus_start_bus "$tmp") || true
+[[ -n ${addr:-} ]] || fail "dbus-daemon did not start"
+pids+=("$bus_pid")
 
 start_luod() {
 	"$luod_bin" --bus-address="$addr" --state-dir="$state" --runtime-dir="$tmp/run" "$@" 2>"$tmp/luod.log" &

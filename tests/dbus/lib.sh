@@ -28,3 +28,15 @@ CONF
 	[[ -S $dir/bus ]] || { kill "$pid" 2>/dev/null; return 1; }
 	echo "$pid unix:path=$dir/bus"
 }
+
+# Waits up to 10 s until NAME has an owner on the bus at ADDRESS; non-zero
+# if it has none then.
+dbus_wait_name() {
+	local addr=$1 name=$2 i
+	for i in $(seq 200); do
+		[[ $(busctl --address="$addr" call org.freedesktop.DBus /org/freedesktop/DBus \
+			org.freedesktop.DBus NameHasOwner s "$name" 2>/dev/null) == "b true" ]] && return 0
+		sleep 0.05
+	done
+	return 1
+}

@@ -35,12 +35,7 @@ start_luod() {
 	"$luod_bin" --bus-address="$addr" --state-dir="$state" --runtime-dir="$tmp/run" "$@" 2>"$tmp/luod.log" &
 	luod_pid=$!
 	pids+=("$luod_pid")
-	for _ in $(seq 200); do
-		[[ $(busctl --address="$addr" call org.freedesktop.DBus /org/freedesktop/DBus \
-			org.freedesktop.DBus NameHasOwner s org.luod1 2>/dev/null) == "b true" ]] && return 0
-		sleep 0.05
-	done
-	fail "luod did not take org.luod1"
+	dbus_wait_name "$addr" org.luod1 || fail "luod did not take org.luod1"
 }
 stop_luod() {
 	kill -TERM "$luod_pid"

@@ -9,7 +9,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fs-util.h"
@@ -1037,26 +1036,15 @@ int luod_state_write_fd(int fd, const LuodState *s) {
 
 int luod_state_read_fd(int fd, LuodState *ret, char **ret_error) {
         _cleanup_free_ char *buf = NULL;
-        struct stat st;
-        size_t size = 0;
+        size_t size;
+        int r;
 
         if (ret_error)
                 *ret_error = NULL;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EBADFD;
-        if ((uint64_t) st.st_size > LUOD_STATE_SIZE_MAX)
-                return -EFBIG;
-
-        buf = malloc((size_t) st.st_size ?: 1);
-        if (!buf)
-                return -ENOMEM;
-        /* A file that shrinks meanwhile reads short and fails the length check. */
-        ssize_t k = read_full(fd, buf, (size_t) st.st_size, 0);
-        if (k < 0)
-                return (int) k;
-        size = (size_t) k;
+        r = read_regular_fd(fd, LUOD_STATE_SIZE_MAX, &buf, &size);
+        if (r < 0)
+                return r;
+        /* A file that shrank meanwhile read short and fails the length check. */
         return luod_state_parse(buf, size, ret, ret_error);
 }
 

@@ -105,29 +105,24 @@ static int assignments_verify(const LuodState *s, char **error) {
 /* Parses exactly size bytes at buf (whitespace may follow) as one JSON
  * array. */
 static int parse_json_array(const char *buf, size_t size, json_object **ret, char **error) {
-        _cleanup_(json_tokener_freep) json_tokener *tok = NULL;
         _cleanup_(json_object_putp) json_object *o = NULL;
         enum json_tokener_error e;
+        size_t end;
+        int r;
 
-        tok = json_tokener_new();
-        if (!tok)
-                return -ENOMEM;
-        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-        o = json_tokener_parse_ex(tok, buf, (int) size);
-        e = json_tokener_get_error(tok);
+        r = json_parse_strict(buf, size, &o, &e, &end);
+        if (r < 0)
+                return r;
         if (size == 0)
                 return json_fail(-EBADMSG, error, "assignments", NULL, "empty file");
         if (e != json_tokener_success)
-                return json_fail(-EBADMSG, error, "assignments", NULL, "not JSON: %s",
-                            e == json_tokener_continue ? "incomplete" : json_tokener_error_desc(e));
+                return json_fail(-EBADMSG, error, "assignments", NULL, "not JSON: %s", json_tokener_error_reason(e));
         if (!json_object_is_type(o, json_type_array))
                 return json_fail(-EBADMSG, error, "assignments", NULL, "expected array, got %s",
                             json_type_to_name(json_object_get_type(o)));
-        if (json_tokener_get_parse_end(tok) != size)
-                return json_fail(-EBADMSG, error, "assignments", NULL, "data after the array at byte %zu",
-                            json_tokener_get_parse_end(tok));
-        *ret = o;
-        o = NULL;
+        if (end != size)
+                return json_fail(-EBADMSG, error, "assignments", NULL, "data after the array at byte %zu", end);
+        *ret = TAKE_PTR(o);
         return 0;
 }
 
@@ -167,24 +162,8 @@ static int parse(const char *buf, size_t size, LuodState *ret, char **error) {
 
 int assignments_parse(const char *buf, size_t size, LuodState *ret, char **ret_error) {
         char *error = NULL;
-        int r;
 
-        r = parse(buf, size, ret, &error);
-        if (ret_error)
-                *ret_error = error;
-        else
-                free(error);
-        return r;
-}
-
-/* Every helper below takes ownership of the json_object it is given; NULL
- * means its constructor ran out of memory. */
-static int add(json_object *o, const char *key, json_object *v) {
-        if (!v || json_object_object_add(o, key, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
+        return json_pass_error(parse(buf, size, ret, &error), &error, ret_error);
 }
 
 static int entry_to_json(json_object *array, const VfAssignment *a) {
@@ -194,12 +173,12 @@ static int entry_to_json(json_object *array, const VfAssignment *a) {
                 json_object_put(e);
                 return -ENOMEM;
         }
-        if (add(e, "consumer", json_object_new_string(a->consumer)) < 0 ||
-            add(e, "guest", json_object_new_string(a->guest)) < 0 ||
-            add(e, "pf_identity", json_object_new_string(a->pf_identity)) < 0 ||
-            add(e, "vf_index", json_object_new_uint64(a->vf_index)) < 0 ||
+        if (json_add(e, "consumer", json_object_new_string(a->consumer)) < 0 ||
+            json_add(e, "guest", json_object_new_string(a->guest)) < 0 ||
+            json_add(e, "pf_identity", json_object_new_string(a->pf_identity)) < 0 ||
+            json_add(e, "vf_index", json_object_new_uint64(a->vf_index)) < 0 ||
             (a->consumer_uid != VF_ASSIGNMENT_NO_UID &&
-             add(e, "consumer_uid", json_object_new_uint64(a->consumer_uid)) < 0))
+             json_add(e, "consumer_uid", json_object_new_uint64(a->consumer_uid)) < 0))
                 return -ENOMEM;
         return 0;
 }

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
-#include <inttypes.h>
 #include <json-c/json.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -14,8 +13,7 @@
 #include "log.h"
 #include "macro.h"
 
-/* Sizes of "assignments[N]" and of that with " (guest \"...\")". */
-#define INDEX_WHERE_MAX 40
+/* Size of "assignments[N] (guest \"...\")". */
 #define ENTRY_WHERE_MAX 128
 
 
@@ -69,39 +67,6 @@ static int entry_from_json(json_object *e, size_t i, VfAssignment *a, char **err
         return 0;
 }
 
-/* The rules typing alone does not enforce, checked after reading and before
- * writing, so that whatever is written can be read back. */
-static int assignments_verify(const LuodState *s, char **error) {
-        char where[INDEX_WHERE_MAX];
-
-        for (size_t i = 0; i < s->n_assignments; i++) {
-                const VfAssignment *a = &s->assignments[i];
-
-                snprintf(where, sizeof(where), "assignments[%zu]", i);
-                if (!a->consumer || !*a->consumer || !a->guest || !*a->guest || !a->pf_identity || !*a->pf_identity ||
-                    !luod_state_utf8_valid(a->consumer) || !luod_state_utf8_valid(a->guest) ||
-                    !luod_state_utf8_valid(a->pf_identity))
-                        return json_fail(-EBADMSG, error, where, NULL, "consumer, guest and pf_identity must be non-empty UTF-8");
-                if (a->vf_index > 65535)
-                        return json_fail(-EBADMSG, error, where, "vf_index", "%" PRIu32 " is above 65535", a->vf_index);
-                for (size_t j = 0; j < i; j++) {
-                        const VfAssignment *b = &s->assignments[j];
-
-                        if (b->vf_index == a->vf_index && strcmp(b->pf_identity, a->pf_identity) == 0)
-                                return json_fail(-EBADMSG, error, where, NULL,
-                                            "VF %" PRIu32 " of %s is assigned twice (also assignments[%zu])",
-                                            a->vf_index, a->pf_identity, j);
-                        if (a->consumer_uid != VF_ASSIGNMENT_NO_UID && b->consumer_uid != VF_ASSIGNMENT_NO_UID &&
-                            a->consumer_uid != b->consumer_uid && strcmp(a->consumer, b->consumer) == 0)
-                                return json_fail(-EBADMSG, error, where, "consumer_uid",
-                                            "consumer %s is owned by uid %" PRIu32 " and by uid %" PRIu32
-                                            " (assignments[%zu])", a->consumer, b->consumer_uid,
-                                            a->consumer_uid, j);
-                }
-        }
-        return 0;
-}
-
 /* Parses exactly size bytes at buf (whitespace may follow) as one JSON
  * array. */
 static int parse_json_array(const char *buf, size_t size, json_object **ret, char **error) {
@@ -149,7 +114,7 @@ static int parse(const char *buf, size_t size, LuodState *ret, char **error) {
                 if (r < 0)
                         return r;
         }
-        r = assignments_verify(&s, error);
+        r = luod_state_assignments_verify(&s, error);
         if (r < 0)
                 return r;
 
@@ -166,23 +131,6 @@ int assignments_parse(const char *buf, size_t size, LuodState *ret, char **ret_e
         return json_pass_error(parse(buf, size, ret, &error), &error, ret_error);
 }
 
-static int entry_to_json(json_object *array, const VfAssignment *a) {
-        json_object *e = json_object_new_object();
-
-        if (!e || json_object_array_add(array, e) < 0) {
-                json_object_put(e);
-                return -ENOMEM;
-        }
-        if (json_add(e, "consumer", json_object_new_string(a->consumer)) < 0 ||
-            json_add(e, "guest", json_object_new_string(a->guest)) < 0 ||
-            json_add(e, "pf_identity", json_object_new_string(a->pf_identity)) < 0 ||
-            json_add(e, "vf_index", json_object_new_uint64(a->vf_index)) < 0 ||
-            (a->consumer_uid != VF_ASSIGNMENT_NO_UID &&
-             json_add(e, "consumer_uid", json_object_new_uint64(a->consumer_uid)) < 0))
-                return -ENOMEM;
-        return 0;
-}
-
 int assignments_serialize(const LuodState *s, char **ret_buf, size_t *ret_size) {
         _cleanup_(json_object_putp) json_object *array = NULL;
         _cleanup_free_ char *error = NULL;
@@ -191,7 +139,7 @@ int assignments_serialize(const LuodState *s, char **ret_buf, size_t *ret_size) 
         char *buf;
         int r;
 
-        r = assignments_verify(s, &error);
+        r = luod_state_assignments_verify(s, &error);
         if (r < 0) {
                 log_error("Refusing to write invalid VF assignments: %s", error ?: "out of memory");
                 return -EINVAL;
@@ -200,7 +148,7 @@ int assignments_serialize(const LuodState *s, char **ret_buf, size_t *ret_size) 
         if (!array)
                 return -ENOMEM;
         for (size_t i = 0; i < s->n_assignments; i++) {
-                r = entry_to_json(array, &s->assignments[i]);
+                r = luod_state_assignment_to_json(array, &s->assignments[i]);
                 if (r < 0)
                         return r;
         }

@@ -199,6 +199,36 @@ static int pf_verify(const PfRecord *pf, const char *where, char **error) {
         return 0;
 }
 
+int luod_state_assignments_verify(const LuodState *s, char **error) {
+        char where[PF_WHERE_MAX];
+
+        for (size_t i = 0; i < s->n_assignments; i++) {
+                const VfAssignment *a = &s->assignments[i];
+
+                snprintf(where, sizeof(where), "assignments[%zu]", i);
+                if (!name_valid(a->consumer, false) || !name_valid(a->guest, false) ||
+                    !name_valid(a->pf_identity, false))
+                        return json_fail(-EBADMSG, error, where, NULL, "consumer, guest and pf_identity must be non-empty UTF-8");
+                if (a->vf_index > 65535)
+                        return json_fail(-EBADMSG, error, where, "vf_index", "%" PRIu32 " is above 65535", a->vf_index);
+                for (size_t j = 0; j < i; j++) {
+                        const VfAssignment *b = &s->assignments[j];
+
+                        if (b->vf_index == a->vf_index && strcmp(b->pf_identity, a->pf_identity) == 0)
+                                return json_fail(-EBADMSG, error, where, NULL,
+                                            "VF %" PRIu32 " of %s is assigned twice (also assignments[%zu])",
+                                            a->vf_index, a->pf_identity, j);
+                        if (a->consumer_uid != VF_ASSIGNMENT_NO_UID && b->consumer_uid != VF_ASSIGNMENT_NO_UID &&
+                            a->consumer_uid != b->consumer_uid && strcmp(a->consumer, b->consumer) == 0)
+                                return json_fail(-EBADMSG, error, where, "consumer_uid",
+                                            "consumer %s is owned by uid %" PRIu32 " and by uid %" PRIu32
+                                            " (assignments[%zu])", a->consumer, b->consumer_uid,
+                                            a->consumer_uid, j);
+                }
+        }
+        return 0;
+}
+
 static int state_verify(const LuodState *s, char **error) {
         char bdf[PCI_BDF_STRING_MAX], where[PF_WHERE_MAX];
         int r;
@@ -253,29 +283,7 @@ static int state_verify(const LuodState *s, char **error) {
                             s->pfs[second].identity, pci_bdf_format(&s->pfs[first].bdf, other));
         }
 
-        for (size_t i = 0; i < s->n_assignments; i++) {
-                const VfAssignment *a = &s->assignments[i];
-
-                snprintf(where, sizeof(where), "assignments[%zu]", i);
-                if (!name_valid(a->consumer, false) || !name_valid(a->guest, false) ||
-                    !name_valid(a->pf_identity, false))
-                        return json_fail(-EBADMSG, error, where, NULL, "consumer, guest and pf_identity must be non-empty UTF-8");
-                if (a->vf_index > 65535)
-                        return json_fail(-EBADMSG, error, where, "vf_index", "above 65535");
-                for (size_t j = 0; j < i; j++) {
-                        const VfAssignment *b = &s->assignments[j];
-
-                        if (b->vf_index == a->vf_index && strcmp(b->pf_identity, a->pf_identity) == 0)
-                                return json_fail(-EBADMSG, error, where, NULL, "VF %u of %s is assigned twice",
-                                            a->vf_index, a->pf_identity);
-                        if (a->consumer_uid != VF_ASSIGNMENT_NO_UID && b->consumer_uid != VF_ASSIGNMENT_NO_UID &&
-                            a->consumer_uid != b->consumer_uid && strcmp(a->consumer, b->consumer) == 0)
-                                return json_fail(-EBADMSG, error, where, "consumer_uid",
-                                            "consumer %s is owned by uid %u and by uid %u", a->consumer,
-                                            b->consumer_uid, a->consumer_uid);
-                }
-        }
-        return 0;
+        return luod_state_assignments_verify(s, error);
 }
 
 /* Serialization.  Every helper takes ownership of the json_object it is
@@ -396,6 +404,20 @@ static int pf_to_json(json_object *pfs, const PfRecord *pf) {
         return 0;
 }
 
+int luod_state_assignment_to_json(json_object *array, const VfAssignment *a) {
+        json_object *e = add_child(array, NULL, json_object_new_object());
+
+        if (!e ||
+            json_add(e, "consumer", json_object_new_string(a->consumer)) < 0 ||
+            json_add(e, "guest", json_object_new_string(a->guest)) < 0 ||
+            json_add(e, "pf_identity", json_object_new_string(a->pf_identity)) < 0 ||
+            json_add(e, "vf_index", json_object_new_uint64(a->vf_index)) < 0 ||
+            (a->consumer_uid != VF_ASSIGNMENT_NO_UID &&
+             json_add(e, "consumer_uid", json_object_new_uint64(a->consumer_uid)) < 0))
+                return -ENOMEM;
+        return 0;
+}
+
 static int state_to_json(const LuodState *s, json_object *o) {
         json_object *timestamps, *pfs;
         int r;
@@ -441,17 +463,9 @@ static int state_to_json(const LuodState *s, json_object *o) {
         if (!assignments)
                 return -ENOMEM;
         for (size_t i = 0; i < s->n_assignments; i++) {
-                const VfAssignment *a = &s->assignments[i];
-                json_object *e = add_child(assignments, NULL, json_object_new_object());
-
-                if (!e ||
-                    json_add(e, "consumer", json_object_new_string(a->consumer)) < 0 ||
-                    json_add(e, "guest", json_object_new_string(a->guest)) < 0 ||
-                    json_add(e, "pf_identity", json_object_new_string(a->pf_identity)) < 0 ||
-                    json_add(e, "vf_index", json_object_new_uint64(a->vf_index)) < 0 ||
-                    (a->consumer_uid != VF_ASSIGNMENT_NO_UID &&
-                     json_add(e, "consumer_uid", json_object_new_uint64(a->consumer_uid)) < 0))
-                        return -ENOMEM;
+                r = luod_state_assignment_to_json(assignments, &s->assignments[i]);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }

@@ -13,60 +13,6 @@
 #include "log.h"
 #include "macro.h"
 
-/* Size of "assignments[N] (guest \"...\")". */
-#define ENTRY_WHERE_MAX 128
-
-
-/* A non-empty UTF-8 string without NUL, copied. */
-static int get_string(json_object *e, const char *where, const char *key, char **ret, char **error) {
-        const char *s;
-        int r;
-
-        r = json_get_str(error, where, e, key, false, &s);
-        if (r < 0)
-                return r;
-        if (!*s)
-                return json_fail(-EBADMSG, error, where, key, "empty");
-        if (!luod_state_utf8_valid(s))
-                return json_fail(-EBADMSG, error, where, key, "not UTF-8");
-        *ret = strdup(s);
-        return *ret ? 0 : -ENOMEM;
-}
-
-static int entry_from_json(json_object *e, size_t i, VfAssignment *a, char **error) {
-        char where[ENTRY_WHERE_MAX];
-        uint64_t u;
-        int r;
-
-        snprintf(where, sizeof(where), "assignments[%zu]", i);
-        if (!json_object_is_type(e, json_type_object))
-                return json_fail(-EBADMSG, error, where, NULL, "expected object, got %s",
-                            json_type_to_name(json_object_get_type(e)));
-        r = get_string(e, where, "consumer", &a->consumer, error);
-        if (r < 0)
-                return r;
-        r = get_string(e, where, "guest", &a->guest, error);
-        if (r < 0)
-                return r;
-        /* From here on the guest names the entry too (cut at 64 bytes). */
-        snprintf(where, sizeof(where), "assignments[%zu] (guest \"%.64s\")", i, a->guest);
-        r = get_string(e, where, "pf_identity", &a->pf_identity, error);
-        if (r < 0)
-                return r;
-        r = json_get_uint(error, where, e, "vf_index", 65535, false, &u);
-        if (r < 0)
-                return r;
-        a->vf_index = (uint32_t) u;
-        a->consumer_uid = VF_ASSIGNMENT_NO_UID;
-        if (json_object_object_get_ex(e, "consumer_uid", NULL)) {
-                r = json_get_uint(error, where, e, "consumer_uid", VF_ASSIGNMENT_NO_UID - 1, false, &u);
-                if (r < 0)
-                        return r;
-                a->consumer_uid = (uint32_t) u;
-        }
-        return 0;
-}
-
 /* Parses exactly size bytes at buf (whitespace may follow) as one JSON
  * array. */
 static int parse_json_array(const char *buf, size_t size, json_object **ret, char **error) {
@@ -110,7 +56,7 @@ static int parse(const char *buf, size_t size, LuodState *ret, char **error) {
                 s.n_assignments = n;
         }
         for (size_t i = 0; i < n; i++) {
-                r = entry_from_json(json_object_array_get_idx(array, i), i, &s.assignments[i], error);
+                r = luod_state_assignment_from_json(json_object_array_get_idx(array, i), i, &s.assignments[i], error);
                 if (r < 0)
                         return r;
         }

@@ -27,6 +27,8 @@
 #define PF_WHERE_MAX 48
 #define VF_WHERE_MAX 96
 #define SETTINGS_WHERE_MAX 112
+/* Size of "assignments[N] (guest \"...\")". */
+#define ASSIGNMENT_WHERE_MAX 128
 
 static const struct {
         uint16_t proto;
@@ -791,13 +793,62 @@ static int pf_from_json(json_object *o, size_t i, PfRecord *pf, char **error) {
         return 0;
 }
 
-/* "assignments" (format minor 1; absent in minor 0 states: none). */
-static int assignments_from_json(json_object *o, LuodState *s, char **error) {
-        char where[48];
-        json_object *e;
+/* A non-empty UTF-8 string without NUL, copied. */
+static int get_name(json_object *e, const char *where, const char *key, char **ret, char **error) {
+        const char *s;
         int r;
 
+        r = json_get_str(error, where, e, key, false, &s);
+        if (r < 0)
+                return r;
+        if (!*s)
+                return json_fail(-EBADMSG, error, where, key, "empty");
+        if (!utf8_valid(s))
+                return json_fail(-EBADMSG, error, where, key, "not UTF-8");
+        *ret = strdup(s);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int luod_state_assignment_from_json(json_object *e, size_t i, VfAssignment *a, char **error) {
+        char where[ASSIGNMENT_WHERE_MAX];
+        uint64_t u;
+        int r;
+
+        snprintf(where, sizeof(where), "assignments[%zu]", i);
+        if (!json_object_is_type(e, json_type_object))
+                return json_fail(-EBADMSG, error, where, NULL, "expected object, got %s",
+                            json_type_to_name(json_object_get_type(e)));
+        r = get_name(e, where, "consumer", &a->consumer, error);
+        if (r < 0)
+                return r;
+        r = get_name(e, where, "guest", &a->guest, error);
+        if (r < 0)
+                return r;
+        /* From here on the guest names the entry too (cut at 64 bytes). */
+        snprintf(where, sizeof(where), "assignments[%zu] (guest \"%.64s\")", i, a->guest);
+        r = get_name(e, where, "pf_identity", &a->pf_identity, error);
+        if (r < 0)
+                return r;
+        r = json_get_uint(error, where, e, "vf_index", 65535, false, &u);
+        if (r < 0)
+                return r;
+        a->vf_index = (uint32_t) u;
+        /* Minor 2; absent: the owner of the consumer name is unknown. */
+        a->consumer_uid = VF_ASSIGNMENT_NO_UID;
+        if (json_object_object_get_ex(e, "consumer_uid", NULL)) {
+                r = json_get_uint(error, where, e, "consumer_uid", VF_ASSIGNMENT_NO_UID - 1, false, &u);
+                if (r < 0)
+                        return r;
+                a->consumer_uid = (uint32_t) u;
+        }
+        return 0;
+}
+
+/* "assignments" (format minor 1; absent in minor 0 states: none). */
+static int assignments_from_json(json_object *o, LuodState *s, char **error) {
         json_object *assignments;
+        int r;
+
         if (!json_object_object_get_ex(o, "assignments", &assignments))
                 return 0;
         r = get_array(error, NULL, o, "assignments", sizeof(VfAssignment), &assignments,
@@ -805,31 +856,10 @@ static int assignments_from_json(json_object *o, LuodState *s, char **error) {
         if (r < 0)
                 return r;
         for (size_t i = 0; i < s->n_assignments; i++) {
-                VfAssignment *a = &s->assignments[i];
-                uint64_t idx;
-
-                r = get_element(error, NULL, assignments, "assignments", i, &e);
+                r = luod_state_assignment_from_json(json_object_array_get_idx(assignments, i), i,
+                                                    &s->assignments[i], error);
                 if (r < 0)
                         return r;
-                snprintf(where, sizeof(where), "assignments[%zu]", i);
-                r = json_get_strdup(error, where, e, "consumer", false, &a->consumer);
-                if (r >= 0)
-                        r = json_get_strdup(error, where, e, "guest", false, &a->guest);
-                if (r >= 0)
-                        r = json_get_strdup(error, where, e, "pf_identity", false, &a->pf_identity);
-                if (r >= 0)
-                        r = json_get_uint(error, where, e, "vf_index", 65535, false, &idx);
-                if (r < 0)
-                        return r;
-                a->vf_index = (uint32_t) idx;
-                /* Minor 2; absent: the owner of the consumer name is unknown. */
-                a->consumer_uid = VF_ASSIGNMENT_NO_UID;
-                if (json_object_object_get_ex(e, "consumer_uid", NULL)) {
-                        r = json_get_uint(error, where, e, "consumer_uid", VF_ASSIGNMENT_NO_UID - 1, false, &idx);
-                        if (r < 0)
-                                return r;
-                        a->consumer_uid = (uint32_t) idx;
-                }
         }
         return 0;
 }

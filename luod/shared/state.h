@@ -80,6 +80,14 @@ bool luod_state_utf8_valid(const char *s);
  * (json-util.h) sets it, naming the entry ("assignments[2]"). */
 int luod_state_assignments_verify(const LuodState *s, char **error);
 
+/* Reads the JSON object e, entry i of an assignments array, into a (its
+ * strings malloc'd, left for the caller to free on failure too): consumer,
+ * guest and pf_identity non-empty UTF-8 strings, vf_index 0..65535,
+ * consumer_uid 0..2^32-2 or absent (VF_ASSIGNMENT_NO_UID).  Returns 0, -ENOMEM, or -EBADMSG with
+ * *error naming the entry, from the guest on with it ("assignments[2]
+ * (guest \"vm-c\"): vf_index: expected int, got string"). */
+int luod_state_assignment_from_json(json_object *e, size_t i, VfAssignment *a, char **error);
+
 /* Appends a to the JSON array as an object: consumer, guest, pf_identity,
  * vf_index, and consumer_uid unless it is VF_ASSIGNMENT_NO_UID.  Returns 0
  * or -ENOMEM. */

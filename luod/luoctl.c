@@ -703,21 +703,14 @@ int main(int argc, char *argv[]) {
                         printf("luoctl %s\n", PACKAGE_VERSION);
                         return EXIT_OK;
                 case ARG_BUS_ADDRESS: arg_bus_address = optarg; break;
-                case ARG_TIMEOUT: {
-                        char *end;
-                        double sec = strtod(optarg, &end);
-
-                        if (end == optarg || *end || !(sec > 0 && sec <= 86400)) {
+                case ARG_TIMEOUT:
+                        /* Positive: 0 would mean each call's default. */
+                        if (parse_sec(optarg, 86400, true, &arg_timeout_usec) < 0) {
                                 fprintf(stderr, "luoctl: --timeout '%s' must be seconds, 0 < SEC <= 86400\n",
                                         optarg);
                                 return EXIT_USAGE;
                         }
-                        /* 0 would mean each call's default: a positive SEC is at least 1 us. */
-                        arg_timeout_usec = (uint64_t) (sec * 1e6);
-                        if (arg_timeout_usec == 0)
-                                arg_timeout_usec = 1;
                         break;
-                }
                 case ARG_JSON: json = true; break;
                 case ARG_KERNEL: kernel = optarg; break;
                 case ARG_INITRD: initrd = optarg; break;

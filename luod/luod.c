@@ -34,6 +34,7 @@
 #include "restore-start.h"
 #include "report.h"
 #include "update.h"
+#include "time-util.h"
 #include "tsc.h"
 
 uint64_t luod_start_tsc, luod_start_boottime_us;
@@ -161,14 +162,10 @@ static int parse_argv(int argc, char *argv[]) {
                         arg_driver_wait_usec = (uint64_t) v * 1000 * 1000;
                         break;
                 }
-                case ARG_MAX_DELAY: {
-                        char *end;
-                        double v = strtod(optarg, &end);
-                        if (!*optarg || *end || !(v >= 0 && v <= 3600))
+                case ARG_MAX_DELAY:
+                        if (parse_sec(optarg, 3600, false, &arg_max_delay_usec) < 0)
                                 return log_error_errno(-EINVAL, "Invalid --max-delay '%s' (seconds, 0..3600).", optarg);
-                        arg_max_delay_usec = (uint64_t) (v * 1e6);
                         break;
-                }
                 case ARG_MODULES_ROOT:
                         arg_modules_root = optarg;
                         break;

@@ -114,10 +114,70 @@ static void help(void) {
                "                          (e.g. /var/lib/prometheus/node-exporter/luod.prom; default none)\n");
 }
 
+enum {
+        ARG_VERSION = 0x100,
+        ARG_BUS_ADDRESS,
+        ARG_STATE_DIR,
+        ARG_RUNTIME_DIR,
+        ARG_DRIVER_WAIT,
+        ARG_BACKENDS,
+        ARG_MODULES_ROOT,
+        ARG_MAX_DELAY,
+        ARG_EVENT_BUFFER,
+        ARG_NO_EVENTS,
+        ARG_REPLAY_UEVENTS,
+        ARG_CONSUMER_GROUP,
+        ARG_METRICS_FILE,
+};
+
+/* Parses s, a decimal number, into *ret: min..max, nothing after it.
+ * Returns 0 or -EINVAL. */
+static int parse_unsigned(const char *s, unsigned long min, unsigned long max, unsigned long *ret) {
+        char *end;
+        unsigned long v = strtoul(s, &end, 10);
+
+        if (!*s || *end || v < min || v > max)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* The options whose value is checked: a bad one stops luod before it
+ * touches anything.  Returns 0, or -EINVAL (logged). */
+static int parse_checked_option(int c, const char *value) {
+        unsigned long v;
+
+        switch (c) {
+        case ARG_DRIVER_WAIT:
+                if (parse_unsigned(value, 0, 3600, &v) < 0)
+                        return log_error_errno(-EINVAL, "Invalid --driver-wait '%s' (seconds, 0..3600).", value);
+                arg_driver_wait_usec = (uint64_t) v * 1000 * 1000;
+                break;
+        case ARG_MAX_DELAY:
+                if (parse_sec(value, 3600, false, &arg_max_delay_usec) < 0)
+                        return log_error_errno(-EINVAL, "Invalid --max-delay '%s' (seconds, 0..3600).", value);
+                break;
+        case ARG_EVENT_BUFFER:
+                if (parse_unsigned(value, 16, EVENTS_BUFFER_MAX, &v) < 0)
+                        return log_error_errno(-EINVAL, "Invalid --event-buffer '%s' (events, 16..%d).", value,
+                                               EVENTS_BUFFER_MAX);
+                arg_event_buffer = (unsigned) v;
+                break;
+        case ARG_METRICS_FILE:
+                if (!*value || value[strlen(value) - 1] == '/')
+                        return log_error_errno(-EINVAL, "Invalid --metrics-file '%s' (a file name).", value);
+                arg_metrics_file = value;
+                break;
+        case ARG_BACKENDS:
+                if (backends_from_string(value, &arg_backends) < 0)
+                        return log_error_errno(-EINVAL, "Invalid --backends '%s' (comma-separated luo, initrd, file).",
+                                               value);
+                break;
+        }
+        return 0;
+}
+
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_VERSION = 0x100, ARG_BUS_ADDRESS, ARG_STATE_DIR, ARG_RUNTIME_DIR, ARG_DRIVER_WAIT, ARG_BACKENDS, ARG_MODULES_ROOT, ARG_MAX_DELAY,
-               ARG_EVENT_BUFFER, ARG_NO_EVENTS, ARG_REPLAY_UEVENTS, ARG_CONSUMER_GROUP,
-               ARG_METRICS_FILE };
         static const struct option options[] = {
                 { "help",        no_argument,       NULL, 'h'             },
                 { "version",     no_argument,       NULL, ARG_VERSION     },
@@ -135,7 +195,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "metrics-file", required_argument, NULL, ARG_METRICS_FILE },
                 {}
         };
-        int c;
+        int c, r;
 
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
@@ -154,30 +214,9 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_RUNTIME_DIR:
                         arg_runtime_dir = optarg;
                         break;
-                case ARG_DRIVER_WAIT: {
-                        char *end;
-                        unsigned long v = strtoul(optarg, &end, 10);
-                        if (!*optarg || *end || v > 3600)
-                                return log_error_errno(-EINVAL, "Invalid --driver-wait '%s' (seconds, 0..3600).", optarg);
-                        arg_driver_wait_usec = (uint64_t) v * 1000 * 1000;
-                        break;
-                }
-                case ARG_MAX_DELAY:
-                        if (parse_sec(optarg, 3600, false, &arg_max_delay_usec) < 0)
-                                return log_error_errno(-EINVAL, "Invalid --max-delay '%s' (seconds, 0..3600).", optarg);
-                        break;
                 case ARG_MODULES_ROOT:
                         arg_modules_root = optarg;
                         break;
-                case ARG_EVENT_BUFFER: {
-                        char *end;
-                        unsigned long v = strtoul(optarg, &end, 10);
-                        if (!*optarg || *end || v < 16 || v > EVENTS_BUFFER_MAX)
-                                return log_error_errno(-EINVAL, "Invalid --event-buffer '%s' (events, 16..%d).", optarg,
-                                                       EVENTS_BUFFER_MAX);
-                        arg_event_buffer = (unsigned) v;
-                        break;
-                }
                 case ARG_NO_EVENTS:
                         arg_events = false;
                         break;
@@ -187,15 +226,14 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_REPLAY_UEVENTS:
                         arg_replay_uevents = true;
                         break;
+                case ARG_DRIVER_WAIT:
+                case ARG_MAX_DELAY:
+                case ARG_EVENT_BUFFER:
                 case ARG_METRICS_FILE:
-                        if (!*optarg || optarg[strlen(optarg) - 1] == '/')
-                                return log_error_errno(-EINVAL, "Invalid --metrics-file '%s' (a file name).", optarg);
-                        arg_metrics_file = optarg;
-                        break;
                 case ARG_BACKENDS:
-                        if (backends_from_string(optarg, &arg_backends) < 0)
-                                return log_error_errno(-EINVAL, "Invalid --backends '%s' (comma-separated luo, initrd, file).",
-                                                       optarg);
+                        r = parse_checked_option(c, optarg);
+                        if (r < 0)
+                                return r;
                         break;
                 default:
                         return -EINVAL;

@@ -277,16 +277,59 @@ static int manager_init_from_args(Manager *m) {
         return manager_init(m);
 }
 
-int main(int argc, char *argv[]) {
+/* When this kernel started luod, for the report: read first thing. */
+static void record_start_time(void) {
         struct timespec boot;
+
+        luod_start_tsc = tsc_read();
+        clock_gettime(CLOCK_BOOTTIME, &boot);
+        luod_start_boottime_us = (uint64_t) boot.tv_sec * 1000000 + (uint64_t) boot.tv_nsec / 1000;
+}
+
+/* Restore before anything else: a failed restore is logged, its state
+ * kept, and luod serves the bus all the same (report, retry, discard).
+ * SIGTERM still has its default action here: the state is written to the
+ * state file, marked consumed by this boot, before the first PF is touched,
+ * and a luod started again in this boot resumes from it. */
+static void restore_first(Manager *m) {
+        (void) sd_notify(0, "STATUS=restoring");
+        /* Device events from before the restore on: held in the monitor's
+         * socket until the restore ends (events.h). */
+        if (arg_events)
+                (void) events_start(m, arg_event_buffer);
+        (void) consumers_load(m);
+        (void) restore_at_start(m);
+}
+
+/* Serves the bus until a stop signal ends the loop, or the bus goes away.
+ * Returns 0 or a negative errno (logged). */
+static int serve(Manager *m) {
+        int r;
+
+        (void) sd_notifyf(0, "READY=1\nSTATUS=%s", m->state);
+        log_info("luod %s ready on %s (%s)", PACKAGE_VERSION, arg_bus_address ?: "the system bus", m->state);
+
+        r = sd_event_loop(m->event);
+        if (r < 0)
+                log_error_errno(r, "Event loop failed: %m");
+        else if (r > 0) {
+                /* sd-bus's exit-on-disconnect: the bus went away. */
+                log_error("Disconnected from the bus; exiting so that luod is restarted");
+                r = -ECONNRESET;
+        }
+        (void) sd_notify(0, "STOPPING=1");
+        /* The bus went away or the loop failed mid-update: nothing of the
+         * update may stay loaded or persisted. */
+        (void) update_abandon(m, "luod is exiting");
+        return r;
+}
+
+int main(int argc, char *argv[]) {
         Manager m = { .luo_out_fd = -EBADF, .luo_in_fd = -EBADF };
         sigset_t mask;
         int r;
 
-        /* First thing: when this kernel started luod, for the report. */
-        luod_start_tsc = tsc_read();
-        clock_gettime(CLOCK_BOOTTIME, &boot);
-        luod_start_boottime_us = (uint64_t) boot.tv_sec * 1000000 + (uint64_t) boot.tv_nsec / 1000;
+        record_start_time();
 
         r = parse_argv(argc, argv);
         if (r <= 0)
@@ -297,19 +340,7 @@ int main(int argc, char *argv[]) {
                 return 1;
         }
 
-        /* Restore before anything else: a failed restore is logged, its
-         * state kept, and luod serves the bus all the same (report, retry,
-         * discard).  SIGTERM still has its default action here: the state
-         * is written to the state file, marked consumed by this boot,
-         * before the first PF is touched, and a luod started again in this
-         * boot resumes from it. */
-        (void) sd_notify(0, "STATUS=restoring");
-        /* Device events from before the restore on: held in the monitor's
-         * socket until the restore ends (events.h). */
-        if (arg_events)
-                (void) events_start(&m, arg_event_buffer);
-        (void) consumers_load(&m);
-        (void) restore_at_start(&m);
+        restore_first(&m);
 
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
@@ -336,21 +367,7 @@ int main(int argc, char *argv[]) {
                         (void) report_write(&m, m.update_id);
         }
 
-        (void) sd_notifyf(0, "READY=1\nSTATUS=%s", m.state);
-        log_info("luod %s ready on %s (%s)", PACKAGE_VERSION, arg_bus_address ?: "the system bus", m.state);
-
-        r = sd_event_loop(m.event);
-        if (r < 0)
-                log_error_errno(r, "Event loop failed: %m");
-        else if (r > 0) {
-                /* sd-bus's exit-on-disconnect: the bus went away. */
-                log_error("Disconnected from the bus; exiting so that luod is restarted");
-                r = -ECONNRESET;
-        }
-        (void) sd_notify(0, "STOPPING=1");
-        /* The bus went away or the loop failed mid-update: nothing of the
-         * update may stay loaded or persisted. */
-        (void) update_abandon(&m, "luod is exiting");
+        r = serve(&m);
 
 finish:
         update_done(&m);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <time.h>
@@ -564,14 +565,13 @@ static int update_call(sd_bus *bus, UpdateCall *c, const char *kpath, const char
         return status;
 }
 
-static int verb_update(const char *kernel, const char *initrd, const char *append, bool dry_run,
-                       bool yes, bool via_systemd) {
-        _cleanup_(bus_unrefp) sd_bus *bus = NULL;
-        char cmdline[8192] = "", kpath[4096], ipath[4096] = "";
-        const char *id, *plan;
-        int r;
-
-        /* A kernel or initrd that is not there cannot be updated to. */
+/* The absolute paths of the kernel and initrd (an image that is not there
+ * cannot be updated to), and the command line: /proc/cmdline and append,
+ * or empty (luod's choice) without append.  Returns EXIT_OK or the status
+ * to exit with (said on stderr). */
+static int update_inputs(const char *kernel, const char *initrd, const char *append,
+                         char kpath[static PATH_MAX], char ipath[static PATH_MAX],
+                         char *cmdline, size_t cmdline_size) {
         if (!realpath(kernel, kpath)) {
                 fprintf(stderr, "luoctl: kernel image %s: %s\n", kernel, strerror(errno));
                 return EXIT_UNSUPPORTED;
@@ -580,31 +580,72 @@ static int verb_update(const char *kernel, const char *initrd, const char *appen
                 fprintf(stderr, "luoctl: initrd %s: %s\n", initrd, strerror(errno));
                 return EXIT_UNSUPPORTED;
         }
-        if (append) {
-                if (read_proc_cmdline(cmdline, sizeof(cmdline)) < 0) {
-                        fprintf(stderr, "luoctl: cannot read /proc/cmdline\n");
-                        return EXIT_FAIL;
-                }
-                if (strlen(cmdline) + 1 + strlen(append) >= sizeof(cmdline)) {
-                        fprintf(stderr, "luoctl: --append: the command line would exceed %zu bytes\n",
-                                sizeof(cmdline) - 1);
-                        return EXIT_USAGE;
-                }
-                strcat(cmdline, " ");
-                strcat(cmdline, append);
+        if (!append)
+                return EXIT_OK;
+        if (read_proc_cmdline(cmdline, cmdline_size) < 0) {
+                fprintf(stderr, "luoctl: cannot read /proc/cmdline\n");
+                return EXIT_FAIL;
         }
-        if (!dry_run && !yes) {
-                char answer[16] = "";
+        if (strlen(cmdline) + 1 + strlen(append) >= cmdline_size) {
+                fprintf(stderr, "luoctl: --append: the command line would exceed %zu bytes\n", cmdline_size - 1);
+                return EXIT_USAGE;
+        }
+        strcat(cmdline, " ");
+        strcat(cmdline, append);
+        return EXIT_OK;
+}
 
-                if (!isatty(STDIN_FILENO)) {
-                        fprintf(stderr, "luoctl: not a terminal; pass --yes to live-update to %s\n", kpath);
-                        return EXIT_NOT_CONFIRMED;
-                }
-                printf("Live-update this host to %s now? Guests on VFs see a blackout. [y/N] ", kpath);
-                fflush(stdout);
-                if (!fgets(answer, sizeof(answer), stdin) || (answer[0] != 'y' && answer[0] != 'Y'))
-                        return EXIT_NOT_CONFIRMED;
+/* Asks on the terminal before a live update; none to ask on is a no. */
+static bool update_confirmed(const char *kpath) {
+        char answer[16] = "";
+
+        if (!isatty(STDIN_FILENO)) {
+                fprintf(stderr, "luoctl: not a terminal; pass --yes to live-update to %s\n", kpath);
+                return false;
         }
+        printf("Live-update this host to %s now? Guests on VFs see a blackout. [y/N] ", kpath);
+        fflush(stdout);
+        return fgets(answer, sizeof(answer), stdin) && (answer[0] == 'y' || answer[0] == 'Y');
+}
+
+/* After the update was loaded: luod either goes into the new kernel (and
+ * luoctl with it), or says why the kexec failed; if luod itself goes away
+ * while this kernel runs on, the update did not happen. */
+static int update_wait_kexec(sd_bus *bus, UpdateCall *call, const char *id) {
+        int r;
+
+        r = update_wait(bus, call, now_usec() + KEXEC_WAIT_USEC, kexec_settled);
+        if (r == -ETIMEDOUT) {
+                fprintf(stderr, "luoctl: update %s loaded, but the kexec has not happened after %" PRIu64 " s\n",
+                        id, KEXEC_WAIT_USEC / 1000000);
+                return EXIT_TIMEOUT;
+        }
+        if (r < 0 || call->vanished) {
+                fprintf(stderr, "luoctl: luod went away after loading update %s, and this kernel still runs: "
+                        "the update did not happen (luoctl status once luod is back)%s%s\n",
+                        id, r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
+                return EXIT_UNREACHABLE;
+        }
+        if (strcmp(call->state, "executing") == 0) {
+                printf("update %s: systemd stops the services, then kexecs\n", id);
+                return EXIT_OK;
+        }
+        fprintf(stderr, "luoctl: %s\n", call->last_error && *call->last_error ? call->last_error : "update failed");
+        return EXIT_UPDATE_FAILED;
+}
+
+static int verb_update(const char *kernel, const char *initrd, const char *append, bool dry_run,
+                       bool yes, bool via_systemd) {
+        _cleanup_(bus_unrefp) sd_bus *bus = NULL;
+        char cmdline[8192] = "", kpath[PATH_MAX], ipath[PATH_MAX] = "";
+        const char *id, *plan;
+        int r;
+
+        r = update_inputs(kernel, initrd, append, kpath, ipath, cmdline, sizeof(cmdline));
+        if (r != EXIT_OK)
+                return r;
+        if (!dry_run && !yes && !update_confirmed(kpath))
+                return EXIT_NOT_CONFIRMED;
         if ((r = bus_connect(&bus)) != EXIT_OK)
                 return r;
         /* Preflight, snapshot, persist and the kexec load run before the
@@ -627,28 +668,7 @@ static int verb_update(const char *kernel, const char *initrd, const char *appen
         }
         printf("update %s: loaded, kexec now\n", id);
         fflush(stdout);
-
-        /* luod either goes into the new kernel (and luoctl with it), or
-         * says why the kexec failed; if luod itself goes away while this
-         * kernel runs on, the update did not happen. */
-        r = update_wait(bus, &call, now_usec() + KEXEC_WAIT_USEC, kexec_settled);
-        if (r == -ETIMEDOUT) {
-                fprintf(stderr, "luoctl: update %s loaded, but the kexec has not happened after %" PRIu64 " s\n",
-                        id, KEXEC_WAIT_USEC / 1000000);
-                return EXIT_TIMEOUT;
-        }
-        if (r < 0 || call.vanished) {
-                fprintf(stderr, "luoctl: luod went away after loading update %s, and this kernel still runs: "
-                        "the update did not happen (luoctl status once luod is back)%s%s\n",
-                        id, r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
-                return EXIT_UNREACHABLE;
-        }
-        if (strcmp(call.state, "executing") == 0) {
-                printf("update %s: systemd stops the services, then kexecs\n", id);
-                return EXIT_OK;
-        }
-        fprintf(stderr, "luoctl: %s\n", call.last_error && *call.last_error ? call.last_error : "update failed");
-        return EXIT_UPDATE_FAILED;
+        return update_wait_kexec(bus, &call, id);
 }
 
 static void help(void) {

@@ -124,6 +124,10 @@ static ExitStatus exit_status_of_error(const sd_bus_error *e, int r, ExitStatus 
 
 static const char *arg_bus_address;
 static uint64_t arg_timeout_usec;       /* 0: each call's default */
+static bool arg_json;
+/* update's options */
+static const char *arg_kernel, *arg_initrd, *arg_append;
+static bool arg_reuse, arg_dry_run, arg_yes, arg_via_systemd;
 
 static void bus_unrefp(sd_bus **b) {
         sd_bus_flush_close_unref(*b);
@@ -692,7 +696,7 @@ static void help(void) {
                "     --json               Print JSON (vfs, report)\n");
 }
 
-int main(int argc, char *argv[]) {
+static int parse_argv(int argc, char *argv[]) {
         enum { ARG_VERSION = 0x100, ARG_BUS_ADDRESS, ARG_TIMEOUT, ARG_JSON, ARG_KERNEL, ARG_INITRD, ARG_APPEND,
                ARG_REUSE, ARG_DRY_RUN, ARG_YES, ARG_VIA_SYSTEMD };
         static const struct option options[] = {
@@ -710,60 +714,63 @@ int main(int argc, char *argv[]) {
                 { "via-systemd",   no_argument,       NULL, ARG_VIA_SYSTEMD },
                 {}
         };
-        const char *kernel = NULL, *initrd = NULL, *append = NULL;
-        bool json = false, reuse = false, dry_run = false, yes = false, via_systemd = false;
         int c;
 
         while ((c = getopt_long(argc, argv, "hy", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         help();
-                        return EXIT_OK;
+                        return 0;
                 case ARG_VERSION:
                         printf("luoctl %s\n", PACKAGE_VERSION);
-                        return EXIT_OK;
+                        return 0;
                 case ARG_BUS_ADDRESS: arg_bus_address = optarg; break;
                 case ARG_TIMEOUT:
                         /* Positive: 0 would mean each call's default. */
                         if (parse_sec(optarg, 86400, true, &arg_timeout_usec) < 0) {
                                 fprintf(stderr, "luoctl: --timeout '%s' must be seconds, 0 < SEC <= 86400\n",
                                         optarg);
-                                return EXIT_USAGE;
+                                return -EINVAL;
                         }
                         break;
-                case ARG_JSON: json = true; break;
-                case ARG_KERNEL: kernel = optarg; break;
-                case ARG_INITRD: initrd = optarg; break;
-                case ARG_APPEND: append = optarg; break;
-                case ARG_REUSE: reuse = true; break;
-                case ARG_DRY_RUN: dry_run = true; break;
+                case ARG_JSON: arg_json = true; break;
+                case ARG_KERNEL: arg_kernel = optarg; break;
+                case ARG_INITRD: arg_initrd = optarg; break;
+                case ARG_APPEND: arg_append = optarg; break;
+                case ARG_REUSE: arg_reuse = true; break;
+                case ARG_DRY_RUN: arg_dry_run = true; break;
                 case 'y':
-                case ARG_YES: yes = true; break;
-                case ARG_VIA_SYSTEMD: via_systemd = true; break;
+                case ARG_YES: arg_yes = true; break;
+                case ARG_VIA_SYSTEMD: arg_via_systemd = true; break;
                 default:
-                        return EXIT_USAGE;
+                        return -EINVAL;
                 }
 
         if (optind + 1 != argc) {
                 fprintf(stderr, "luoctl: expected one command; see luoctl --help\n");
-                return EXIT_USAGE;
+                return -EINVAL;
         }
-        const char *verb = argv[optind];
+        return 1;
+}
+
+static int run_verb(const char *verb) {
         bool update = strcmp(verb, "update") == 0;
-        if (!update && (kernel || initrd || append || reuse || dry_run || yes || via_systemd)) {
+
+        if (!update && (arg_kernel || arg_initrd || arg_append || arg_reuse || arg_dry_run || arg_yes ||
+                        arg_via_systemd)) {
                 fprintf(stderr, "luoctl: update options given to '%s'\n", verb);
                 return EXIT_USAGE;
         }
-        if (json && strcmp(verb, "vfs") != 0 && strcmp(verb, "report") != 0) {
+        if (arg_json && strcmp(verb, "vfs") != 0 && strcmp(verb, "report") != 0) {
                 fprintf(stderr, "luoctl: --json is for vfs and report\n");
                 return EXIT_USAGE;
         }
         if (strcmp(verb, "status") == 0)
                 return verb_status();
         if (strcmp(verb, "vfs") == 0)
-                return verb_vfs(json);
+                return verb_vfs(arg_json);
         if (strcmp(verb, "report") == 0)
-                return verb_report(json);
+                return verb_report(arg_json);
         if (strcmp(verb, "discard") == 0)
                 return verb_discard();
         if (strcmp(verb, "abandon") == 0)
@@ -771,16 +778,25 @@ int main(int argc, char *argv[]) {
         if (strcmp(verb, "retry") == 0)
                 return verb_retry();
         if (update) {
-                if (!kernel) {
+                if (!arg_kernel) {
                         fprintf(stderr, "luoctl: update needs --kernel\n");
                         return EXIT_USAGE;
                 }
-                if (append && reuse) {
+                if (arg_append && arg_reuse) {
                         fprintf(stderr, "luoctl: --append and --reuse-cmdline exclude each other\n");
                         return EXIT_USAGE;
                 }
-                return verb_update(kernel, initrd, append, dry_run, yes, via_systemd);
+                return verb_update(arg_kernel, arg_initrd, arg_append, arg_dry_run, arg_yes, arg_via_systemd);
         }
         fprintf(stderr, "luoctl: unknown command '%s'; see luoctl --help\n", verb);
         return EXIT_USAGE;
+}
+
+int main(int argc, char *argv[]) {
+        int r;
+
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r < 0 ? EXIT_USAGE : EXIT_OK;
+        return run_verb(argv[optind]);
 }

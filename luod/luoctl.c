@@ -23,6 +23,7 @@
 
 #include "config.h"
 #include "errors.h"
+#include "json-util.h"
 #include "macro.h"
 #include "report-text.h"
 #include "time-util.h"
@@ -273,14 +274,6 @@ static int call_string(sd_bus *bus, const char *method, char **ret) {
         return status;
 }
 
-static const char *jstr(json_object *o, const char *key) {
-        json_object *v;
-
-        if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
-                return "-";
-        return json_object_get_string(v);
-}
-
 static int verb_vfs(bool json) {
         _cleanup_(bus_unrefp) sd_bus *bus = NULL;
         _cleanup_free_ char *text = NULL;
@@ -303,9 +296,9 @@ static int verb_vfs(bool json) {
                 json_object *pf = json_object_array_get_idx(pfs, i), *vfs;
 
                 printf("PF %s  %s:%s  driver %s  netdev %s  VFs %s/%s  autoprobe %s  %s\n",
-                       jstr(pf, "bdf"), jstr(pf, "vendor"), jstr(pf, "device"), jstr(pf, "driver"),
-                       jstr(pf, "netdev"), jstr(pf, "numvfs"), jstr(pf, "totalvfs"),
-                       jstr(pf, "drivers_autoprobe"), jstr(pf, "identity"));
+                       json_text(pf, "bdf"), json_text(pf, "vendor"), json_text(pf, "device"),
+                       json_text(pf, "driver"), json_text(pf, "netdev"), json_text(pf, "numvfs"),
+                       json_text(pf, "totalvfs"), json_text(pf, "drivers_autoprobe"), json_text(pf, "identity"));
                 if (!json_object_object_get_ex(pf, "vfs", &vfs) || json_object_array_length(vfs) == 0)
                         continue;
                 printf("  %-4s %-13s %-10s %-10s %-6s %-17s %s\n", "VF", "BDF", "DRIVER", "OVERRIDE",
@@ -315,9 +308,10 @@ static int verb_vfs(bool json) {
                         bool has = json_object_object_get_ex(vf, "settings", &st) &&
                                    !json_object_is_type(st, json_type_null);
 
-                        printf("  %-4s %-13s %-10s %-10s %-6s %-17s %s\n", jstr(vf, "index"), jstr(vf, "bdf"),
-                               jstr(vf, "driver"), jstr(vf, "driver_override"), jstr(vf, "iommu_group"),
-                               has ? jstr(st, "mac") : "-", has ? jstr(st, "vlan") : "-");
+                        printf("  %-4s %-13s %-10s %-10s %-6s %-17s %s\n", json_text(vf, "index"),
+                               json_text(vf, "bdf"), json_text(vf, "driver"), json_text(vf, "driver_override"),
+                               json_text(vf, "iommu_group"), has ? json_text(st, "mac") : "-",
+                               has ? json_text(st, "vlan") : "-");
                 }
         }
         json_object_put(root);

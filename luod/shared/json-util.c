@@ -128,3 +128,11 @@ int json_get_strdup(char **error, const char *where, json_object *o, const char 
         *ret = strdup(s);
         return *ret ? 1 : -ENOMEM;
 }
+
+const char *json_text(json_object *o, const char *key) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
+                return "-";
+        return json_object_get_string(v);
+}

@@ -58,3 +58,8 @@ int json_get_str(char **error, const char *where, json_object *o, const char *ke
 /* The same, copied (-ENOMEM). */
 int json_get_strdup(char **error, const char *where, json_object *o, const char *key,
                     bool nullable, char **ret);
+
+/* The member key of o as text to print: a string as it is, another type as
+ * its JSON, "-" when o is not an object or key is missing or null.  The
+ * text is o's, valid while o lives. */
+const char *json_text(json_object *o, const char *key);

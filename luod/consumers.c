@@ -334,15 +334,12 @@ static void send_guests_restored(Manager *m, const char *name, const char *sende
         }
 }
 
-int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        const char *name, *sender = sd_bus_message_get_sender(msg);
-        Consumer *c, **n;
-        int r;
+/* Whether sender may register as consumer name: a valid name, a sender
+ * not registered yet under any name, a name no other sender holds.
+ * Returns 0, or an error set in error. */
+static int consumer_name_available(Manager *m, const char *name, const char *sender, sd_bus_error *error) {
+        Consumer *c;
 
-        r = sd_bus_message_read(msg, "s", &name);
-        if (r < 0)
-                return r;
         if (!name_ok(name, CONSUMER_NAME_MAX))
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Consumer name '%.80s%s' must be 1..%d of [A-Za-z0-9._-]", name,
@@ -357,18 +354,26 @@ int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *
                 if (strcmp(m->consumers[i]->name, name) == 0)
                         return sd_bus_error_setf(error, LUOD_ERROR_NAME_TAKEN, "Consumer name %s is taken by %s",
                                                  name, m->consumers[i]->sender);
-        /* A name belongs to the uid that registered it first since luod
-         * started: no one else may take it (and with it the consumer's
-         * events, guests and inhibitors) while its owner is away. */
+        return 0;
+}
+
+/* The uid of the caller of msg (its effective uid where the bus knows
+ * it), and whether that uid may take name.  A name belongs to the uid that
+ * registered it first since luod started: no one else may take it (and
+ * with it the consumer's events, guests and inhibitors) while its owner is
+ * away.  Returns 0, or an error set in error. */
+static int consumer_uid_check(Manager *m, sd_bus_message *msg, const char *name, const char *sender,
+                              uid_t *ret_uid, sd_bus_error *error) {
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
-        uid_t uid;
+        size_t owned = 0;
+        uid_t uid, owner;
+        int r;
+
         r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT, &creds);
         if (r >= 0 && sd_bus_creds_get_euid(creds, &uid) < 0)
                 r = sd_bus_creds_get_uid(creds, &uid);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Cannot learn the uid of %s: %m", sender);
-        uid_t owner;
-        size_t owned = 0;
         r = consumer_owner_check(m, name, uid, &owner, &owned);
         if (r == -EDQUOT)
                 return sd_bus_error_setf(error, LUOD_ERROR_TOO_MANY, "Consumer name %s: uid %u owns %zu names of at "
@@ -379,11 +384,16 @@ int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *
                                          "Consumer name %s belongs to uid %u (it registered it "
                                          "first, or its VF assignments were made by it); uid %u may not take it",
                                          name, (unsigned) owner, (unsigned) uid);
-        /* Fixed for the connection: the groups the bus recorded at connect. */
-        r = policy_sender_privileged(m->bus, sender, uid, m->have_consumer_gid, m->consumer_gid);
-        if (r < 0)
-                return sd_bus_error_set_errnof(error, -r, "Cannot learn the groups of %s: %m", sender);
-        bool privileged = r > 0;
+        *ret_uid = uid;
+        return 0;
+}
+
+/* Adds the consumer name at the sender of msg, tracked so that it goes
+ * when the sender does.  Returns 0 or a negative errno. */
+static int consumer_add(Manager *m, sd_bus_message *msg, const char *name, const char *sender, uid_t uid,
+                        bool privileged) {
+        Consumer *c, **n;
+        int r;
 
         c = calloc(1, sizeof(*c));
         if (!c)
@@ -403,6 +413,31 @@ int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *
         }
         m->consumers = n;
         m->consumers[m->n_consumers++] = c;
+        return 0;
+}
+
+int method_register_consumer(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        const char *name, *sender = sd_bus_message_get_sender(msg);
+        uid_t uid = (uid_t) -1;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &name);
+        if (r < 0)
+                return r;
+        r = consumer_name_available(m, name, sender, error);
+        if (r < 0)
+                return r;
+        r = consumer_uid_check(m, msg, name, sender, &uid, error);
+        if (r < 0)
+                return r;
+        /* Fixed for the connection: the groups the bus recorded at connect. */
+        r = policy_sender_privileged(m->bus, sender, uid, m->have_consumer_gid, m->consumer_gid);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Cannot learn the groups of %s: %m", sender);
+        r = consumer_add(m, msg, name, sender, uid, r > 0);
+        if (r < 0)
+                return r;
         log_info("Consumer %s registered (%s)", name, sender);
         r = sd_bus_reply_method_return(msg, NULL);
         if (r < 0)

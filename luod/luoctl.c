@@ -14,6 +14,7 @@
 #include <string.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <time.h>
@@ -22,6 +23,7 @@
 
 #include "config.h"
 #include "errors.h"
+#include "json-util.h"
 #include "macro.h"
 #include "report-text.h"
 #include "time-util.h"
@@ -123,6 +125,10 @@ static ExitStatus exit_status_of_error(const sd_bus_error *e, int r, ExitStatus 
 
 static const char *arg_bus_address;
 static uint64_t arg_timeout_usec;       /* 0: each call's default */
+static bool arg_json;
+/* update's options */
+static const char *arg_kernel, *arg_initrd, *arg_append;
+static bool arg_reuse, arg_dry_run, arg_yes, arg_via_systemd;
 
 static void bus_unrefp(sd_bus **b) {
         sd_bus_flush_close_unref(*b);
@@ -268,14 +274,6 @@ static int call_string(sd_bus *bus, const char *method, char **ret) {
         return status;
 }
 
-static const char *jstr(json_object *o, const char *key) {
-        json_object *v;
-
-        if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
-                return "-";
-        return json_object_get_string(v);
-}
-
 static int verb_vfs(bool json) {
         _cleanup_(bus_unrefp) sd_bus *bus = NULL;
         _cleanup_free_ char *text = NULL;
@@ -298,9 +296,9 @@ static int verb_vfs(bool json) {
                 json_object *pf = json_object_array_get_idx(pfs, i), *vfs;
 
                 printf("PF %s  %s:%s  driver %s  netdev %s  VFs %s/%s  autoprobe %s  %s\n",
-                       jstr(pf, "bdf"), jstr(pf, "vendor"), jstr(pf, "device"), jstr(pf, "driver"),
-                       jstr(pf, "netdev"), jstr(pf, "numvfs"), jstr(pf, "totalvfs"),
-                       jstr(pf, "drivers_autoprobe"), jstr(pf, "identity"));
+                       json_text(pf, "bdf"), json_text(pf, "vendor"), json_text(pf, "device"),
+                       json_text(pf, "driver"), json_text(pf, "netdev"), json_text(pf, "numvfs"),
+                       json_text(pf, "totalvfs"), json_text(pf, "drivers_autoprobe"), json_text(pf, "identity"));
                 if (!json_object_object_get_ex(pf, "vfs", &vfs) || json_object_array_length(vfs) == 0)
                         continue;
                 printf("  %-4s %-13s %-10s %-10s %-6s %-17s %s\n", "VF", "BDF", "DRIVER", "OVERRIDE",
@@ -310,9 +308,10 @@ static int verb_vfs(bool json) {
                         bool has = json_object_object_get_ex(vf, "settings", &st) &&
                                    !json_object_is_type(st, json_type_null);
 
-                        printf("  %-4s %-13s %-10s %-10s %-6s %-17s %s\n", jstr(vf, "index"), jstr(vf, "bdf"),
-                               jstr(vf, "driver"), jstr(vf, "driver_override"), jstr(vf, "iommu_group"),
-                               has ? jstr(st, "mac") : "-", has ? jstr(st, "vlan") : "-");
+                        printf("  %-4s %-13s %-10s %-10s %-6s %-17s %s\n", json_text(vf, "index"),
+                               json_text(vf, "bdf"), json_text(vf, "driver"), json_text(vf, "driver_override"),
+                               json_text(vf, "iommu_group"), has ? json_text(st, "mac") : "-",
+                               has ? json_text(st, "vlan") : "-");
                 }
         }
         json_object_put(root);
@@ -564,14 +563,13 @@ static int update_call(sd_bus *bus, UpdateCall *c, const char *kpath, const char
         return status;
 }
 
-static int verb_update(const char *kernel, const char *initrd, const char *append, bool dry_run,
-                       bool yes, bool via_systemd) {
-        _cleanup_(bus_unrefp) sd_bus *bus = NULL;
-        char cmdline[8192] = "", kpath[4096], ipath[4096] = "";
-        const char *id, *plan;
-        int r;
-
-        /* A kernel or initrd that is not there cannot be updated to. */
+/* The absolute paths of the kernel and initrd (an image that is not there
+ * cannot be updated to), and the command line: /proc/cmdline and append,
+ * or empty (luod's choice) without append.  Returns EXIT_OK or the status
+ * to exit with (said on stderr). */
+static int update_inputs(const char *kernel, const char *initrd, const char *append,
+                         char kpath[static PATH_MAX], char ipath[static PATH_MAX],
+                         char *cmdline, size_t cmdline_size) {
         if (!realpath(kernel, kpath)) {
                 fprintf(stderr, "luoctl: kernel image %s: %s\n", kernel, strerror(errno));
                 return EXIT_UNSUPPORTED;
@@ -580,31 +578,72 @@ static int verb_update(const char *kernel, const char *initrd, const char *appen
                 fprintf(stderr, "luoctl: initrd %s: %s\n", initrd, strerror(errno));
                 return EXIT_UNSUPPORTED;
         }
-        if (append) {
-                if (read_proc_cmdline(cmdline, sizeof(cmdline)) < 0) {
-                        fprintf(stderr, "luoctl: cannot read /proc/cmdline\n");
-                        return EXIT_FAIL;
-                }
-                if (strlen(cmdline) + 1 + strlen(append) >= sizeof(cmdline)) {
-                        fprintf(stderr, "luoctl: --append: the command line would exceed %zu bytes\n",
-                                sizeof(cmdline) - 1);
-                        return EXIT_USAGE;
-                }
-                strcat(cmdline, " ");
-                strcat(cmdline, append);
+        if (!append)
+                return EXIT_OK;
+        if (read_proc_cmdline(cmdline, cmdline_size) < 0) {
+                fprintf(stderr, "luoctl: cannot read /proc/cmdline\n");
+                return EXIT_FAIL;
         }
-        if (!dry_run && !yes) {
-                char answer[16] = "";
+        if (strlen(cmdline) + 1 + strlen(append) >= cmdline_size) {
+                fprintf(stderr, "luoctl: --append: the command line would exceed %zu bytes\n", cmdline_size - 1);
+                return EXIT_USAGE;
+        }
+        strcat(cmdline, " ");
+        strcat(cmdline, append);
+        return EXIT_OK;
+}
 
-                if (!isatty(STDIN_FILENO)) {
-                        fprintf(stderr, "luoctl: not a terminal; pass --yes to live-update to %s\n", kpath);
-                        return EXIT_NOT_CONFIRMED;
-                }
-                printf("Live-update this host to %s now? Guests on VFs see a blackout. [y/N] ", kpath);
-                fflush(stdout);
-                if (!fgets(answer, sizeof(answer), stdin) || (answer[0] != 'y' && answer[0] != 'Y'))
-                        return EXIT_NOT_CONFIRMED;
+/* Asks on the terminal before a live update; none to ask on is a no. */
+static bool update_confirmed(const char *kpath) {
+        char answer[16] = "";
+
+        if (!isatty(STDIN_FILENO)) {
+                fprintf(stderr, "luoctl: not a terminal; pass --yes to live-update to %s\n", kpath);
+                return false;
         }
+        printf("Live-update this host to %s now? Guests on VFs see a blackout. [y/N] ", kpath);
+        fflush(stdout);
+        return fgets(answer, sizeof(answer), stdin) && (answer[0] == 'y' || answer[0] == 'Y');
+}
+
+/* After the update was loaded: luod either goes into the new kernel (and
+ * luoctl with it), or says why the kexec failed; if luod itself goes away
+ * while this kernel runs on, the update did not happen. */
+static int update_wait_kexec(sd_bus *bus, UpdateCall *call, const char *id) {
+        int r;
+
+        r = update_wait(bus, call, now_usec() + KEXEC_WAIT_USEC, kexec_settled);
+        if (r == -ETIMEDOUT) {
+                fprintf(stderr, "luoctl: update %s loaded, but the kexec has not happened after %" PRIu64 " s\n",
+                        id, KEXEC_WAIT_USEC / 1000000);
+                return EXIT_TIMEOUT;
+        }
+        if (r < 0 || call->vanished) {
+                fprintf(stderr, "luoctl: luod went away after loading update %s, and this kernel still runs: "
+                        "the update did not happen (luoctl status once luod is back)%s%s\n",
+                        id, r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
+                return EXIT_UNREACHABLE;
+        }
+        if (strcmp(call->state, "executing") == 0) {
+                printf("update %s: systemd stops the services, then kexecs\n", id);
+                return EXIT_OK;
+        }
+        fprintf(stderr, "luoctl: %s\n", call->last_error && *call->last_error ? call->last_error : "update failed");
+        return EXIT_UPDATE_FAILED;
+}
+
+static int verb_update(const char *kernel, const char *initrd, const char *append, bool dry_run,
+                       bool yes, bool via_systemd) {
+        _cleanup_(bus_unrefp) sd_bus *bus = NULL;
+        char cmdline[8192] = "", kpath[PATH_MAX], ipath[PATH_MAX] = "";
+        const char *id, *plan;
+        int r;
+
+        r = update_inputs(kernel, initrd, append, kpath, ipath, cmdline, sizeof(cmdline));
+        if (r != EXIT_OK)
+                return r;
+        if (!dry_run && !yes && !update_confirmed(kpath))
+                return EXIT_NOT_CONFIRMED;
         if ((r = bus_connect(&bus)) != EXIT_OK)
                 return r;
         /* Preflight, snapshot, persist and the kexec load run before the
@@ -627,28 +666,7 @@ static int verb_update(const char *kernel, const char *initrd, const char *appen
         }
         printf("update %s: loaded, kexec now\n", id);
         fflush(stdout);
-
-        /* luod either goes into the new kernel (and luoctl with it), or
-         * says why the kexec failed; if luod itself goes away while this
-         * kernel runs on, the update did not happen. */
-        r = update_wait(bus, &call, now_usec() + KEXEC_WAIT_USEC, kexec_settled);
-        if (r == -ETIMEDOUT) {
-                fprintf(stderr, "luoctl: update %s loaded, but the kexec has not happened after %" PRIu64 " s\n",
-                        id, KEXEC_WAIT_USEC / 1000000);
-                return EXIT_TIMEOUT;
-        }
-        if (r < 0 || call.vanished) {
-                fprintf(stderr, "luoctl: luod went away after loading update %s, and this kernel still runs: "
-                        "the update did not happen (luoctl status once luod is back)%s%s\n",
-                        id, r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
-                return EXIT_UNREACHABLE;
-        }
-        if (strcmp(call.state, "executing") == 0) {
-                printf("update %s: systemd stops the services, then kexecs\n", id);
-                return EXIT_OK;
-        }
-        fprintf(stderr, "luoctl: %s\n", call.last_error && *call.last_error ? call.last_error : "update failed");
-        return EXIT_UPDATE_FAILED;
+        return update_wait_kexec(bus, &call, id);
 }
 
 static void help(void) {
@@ -672,7 +690,7 @@ static void help(void) {
                "     --json               Print JSON (vfs, report)\n");
 }
 
-int main(int argc, char *argv[]) {
+static int parse_argv(int argc, char *argv[]) {
         enum { ARG_VERSION = 0x100, ARG_BUS_ADDRESS, ARG_TIMEOUT, ARG_JSON, ARG_KERNEL, ARG_INITRD, ARG_APPEND,
                ARG_REUSE, ARG_DRY_RUN, ARG_YES, ARG_VIA_SYSTEMD };
         static const struct option options[] = {
@@ -690,67 +708,63 @@ int main(int argc, char *argv[]) {
                 { "via-systemd",   no_argument,       NULL, ARG_VIA_SYSTEMD },
                 {}
         };
-        const char *kernel = NULL, *initrd = NULL, *append = NULL;
-        bool json = false, reuse = false, dry_run = false, yes = false, via_systemd = false;
         int c;
 
         while ((c = getopt_long(argc, argv, "hy", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         help();
-                        return EXIT_OK;
+                        return 0;
                 case ARG_VERSION:
                         printf("luoctl %s\n", PACKAGE_VERSION);
-                        return EXIT_OK;
+                        return 0;
                 case ARG_BUS_ADDRESS: arg_bus_address = optarg; break;
-                case ARG_TIMEOUT: {
-                        char *end;
-                        double sec = strtod(optarg, &end);
-
-                        if (end == optarg || *end || !(sec > 0 && sec <= 86400)) {
+                case ARG_TIMEOUT:
+                        /* Positive: 0 would mean each call's default. */
+                        if (parse_sec(optarg, 86400, true, &arg_timeout_usec) < 0) {
                                 fprintf(stderr, "luoctl: --timeout '%s' must be seconds, 0 < SEC <= 86400\n",
                                         optarg);
-                                return EXIT_USAGE;
+                                return -EINVAL;
                         }
-                        /* 0 would mean each call's default: a positive SEC is at least 1 us. */
-                        arg_timeout_usec = (uint64_t) (sec * 1e6);
-                        if (arg_timeout_usec == 0)
-                                arg_timeout_usec = 1;
                         break;
-                }
-                case ARG_JSON: json = true; break;
-                case ARG_KERNEL: kernel = optarg; break;
-                case ARG_INITRD: initrd = optarg; break;
-                case ARG_APPEND: append = optarg; break;
-                case ARG_REUSE: reuse = true; break;
-                case ARG_DRY_RUN: dry_run = true; break;
+                case ARG_JSON: arg_json = true; break;
+                case ARG_KERNEL: arg_kernel = optarg; break;
+                case ARG_INITRD: arg_initrd = optarg; break;
+                case ARG_APPEND: arg_append = optarg; break;
+                case ARG_REUSE: arg_reuse = true; break;
+                case ARG_DRY_RUN: arg_dry_run = true; break;
                 case 'y':
-                case ARG_YES: yes = true; break;
-                case ARG_VIA_SYSTEMD: via_systemd = true; break;
+                case ARG_YES: arg_yes = true; break;
+                case ARG_VIA_SYSTEMD: arg_via_systemd = true; break;
                 default:
-                        return EXIT_USAGE;
+                        return -EINVAL;
                 }
 
         if (optind + 1 != argc) {
                 fprintf(stderr, "luoctl: expected one command; see luoctl --help\n");
-                return EXIT_USAGE;
+                return -EINVAL;
         }
-        const char *verb = argv[optind];
+        return 1;
+}
+
+static int run_verb(const char *verb) {
         bool update = strcmp(verb, "update") == 0;
-        if (!update && (kernel || initrd || append || reuse || dry_run || yes || via_systemd)) {
+
+        if (!update && (arg_kernel || arg_initrd || arg_append || arg_reuse || arg_dry_run || arg_yes ||
+                        arg_via_systemd)) {
                 fprintf(stderr, "luoctl: update options given to '%s'\n", verb);
                 return EXIT_USAGE;
         }
-        if (json && strcmp(verb, "vfs") != 0 && strcmp(verb, "report") != 0) {
+        if (arg_json && strcmp(verb, "vfs") != 0 && strcmp(verb, "report") != 0) {
                 fprintf(stderr, "luoctl: --json is for vfs and report\n");
                 return EXIT_USAGE;
         }
         if (strcmp(verb, "status") == 0)
                 return verb_status();
         if (strcmp(verb, "vfs") == 0)
-                return verb_vfs(json);
+                return verb_vfs(arg_json);
         if (strcmp(verb, "report") == 0)
-                return verb_report(json);
+                return verb_report(arg_json);
         if (strcmp(verb, "discard") == 0)
                 return verb_discard();
         if (strcmp(verb, "abandon") == 0)
@@ -758,16 +772,25 @@ int main(int argc, char *argv[]) {
         if (strcmp(verb, "retry") == 0)
                 return verb_retry();
         if (update) {
-                if (!kernel) {
+                if (!arg_kernel) {
                         fprintf(stderr, "luoctl: update needs --kernel\n");
                         return EXIT_USAGE;
                 }
-                if (append && reuse) {
+                if (arg_append && arg_reuse) {
                         fprintf(stderr, "luoctl: --append and --reuse-cmdline exclude each other\n");
                         return EXIT_USAGE;
                 }
-                return verb_update(kernel, initrd, append, dry_run, yes, via_systemd);
+                return verb_update(arg_kernel, arg_initrd, arg_append, arg_dry_run, arg_yes, arg_via_systemd);
         }
         fprintf(stderr, "luoctl: unknown command '%s'; see luoctl --help\n", verb);
         return EXIT_USAGE;
+}
+
+int main(int argc, char *argv[]) {
+        int r;
+
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r < 0 ? EXIT_USAGE : EXIT_OK;
+        return run_verb(argv[optind]);
 }

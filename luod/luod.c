@@ -34,6 +34,7 @@
 #include "restore-start.h"
 #include "report.h"
 #include "update.h"
+#include "time-util.h"
 #include "tsc.h"
 
 uint64_t luod_start_tsc, luod_start_boottime_us;
@@ -113,10 +114,70 @@ static void help(void) {
                "                          (e.g. /var/lib/prometheus/node-exporter/luod.prom; default none)\n");
 }
 
+enum {
+        ARG_VERSION = 0x100,
+        ARG_BUS_ADDRESS,
+        ARG_STATE_DIR,
+        ARG_RUNTIME_DIR,
+        ARG_DRIVER_WAIT,
+        ARG_BACKENDS,
+        ARG_MODULES_ROOT,
+        ARG_MAX_DELAY,
+        ARG_EVENT_BUFFER,
+        ARG_NO_EVENTS,
+        ARG_REPLAY_UEVENTS,
+        ARG_CONSUMER_GROUP,
+        ARG_METRICS_FILE,
+};
+
+/* Parses s, a decimal number, into *ret: min..max, nothing after it.
+ * Returns 0 or -EINVAL. */
+static int parse_unsigned(const char *s, unsigned long min, unsigned long max, unsigned long *ret) {
+        char *end;
+        unsigned long v = strtoul(s, &end, 10);
+
+        if (!*s || *end || v < min || v > max)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* The options whose value is checked: a bad one stops luod before it
+ * touches anything.  Returns 0, or -EINVAL (logged). */
+static int parse_checked_option(int c, const char *value) {
+        unsigned long v;
+
+        switch (c) {
+        case ARG_DRIVER_WAIT:
+                if (parse_unsigned(value, 0, 3600, &v) < 0)
+                        return log_error_errno(-EINVAL, "Invalid --driver-wait '%s' (seconds, 0..3600).", value);
+                arg_driver_wait_usec = (uint64_t) v * 1000 * 1000;
+                break;
+        case ARG_MAX_DELAY:
+                if (parse_sec(value, 3600, false, &arg_max_delay_usec) < 0)
+                        return log_error_errno(-EINVAL, "Invalid --max-delay '%s' (seconds, 0..3600).", value);
+                break;
+        case ARG_EVENT_BUFFER:
+                if (parse_unsigned(value, 16, EVENTS_BUFFER_MAX, &v) < 0)
+                        return log_error_errno(-EINVAL, "Invalid --event-buffer '%s' (events, 16..%d).", value,
+                                               EVENTS_BUFFER_MAX);
+                arg_event_buffer = (unsigned) v;
+                break;
+        case ARG_METRICS_FILE:
+                if (!*value || value[strlen(value) - 1] == '/')
+                        return log_error_errno(-EINVAL, "Invalid --metrics-file '%s' (a file name).", value);
+                arg_metrics_file = value;
+                break;
+        case ARG_BACKENDS:
+                if (backends_from_string(value, &arg_backends) < 0)
+                        return log_error_errno(-EINVAL, "Invalid --backends '%s' (comma-separated luo, initrd, file).",
+                                               value);
+                break;
+        }
+        return 0;
+}
+
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_VERSION = 0x100, ARG_BUS_ADDRESS, ARG_STATE_DIR, ARG_RUNTIME_DIR, ARG_DRIVER_WAIT, ARG_BACKENDS, ARG_MODULES_ROOT, ARG_MAX_DELAY,
-               ARG_EVENT_BUFFER, ARG_NO_EVENTS, ARG_REPLAY_UEVENTS, ARG_CONSUMER_GROUP,
-               ARG_METRICS_FILE };
         static const struct option options[] = {
                 { "help",        no_argument,       NULL, 'h'             },
                 { "version",     no_argument,       NULL, ARG_VERSION     },
@@ -134,7 +195,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "metrics-file", required_argument, NULL, ARG_METRICS_FILE },
                 {}
         };
-        int c;
+        int c, r;
 
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
@@ -153,34 +214,9 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_RUNTIME_DIR:
                         arg_runtime_dir = optarg;
                         break;
-                case ARG_DRIVER_WAIT: {
-                        char *end;
-                        unsigned long v = strtoul(optarg, &end, 10);
-                        if (!*optarg || *end || v > 3600)
-                                return log_error_errno(-EINVAL, "Invalid --driver-wait '%s' (seconds, 0..3600).", optarg);
-                        arg_driver_wait_usec = (uint64_t) v * 1000 * 1000;
-                        break;
-                }
-                case ARG_MAX_DELAY: {
-                        char *end;
-                        double v = strtod(optarg, &end);
-                        if (!*optarg || *end || !(v >= 0 && v <= 3600))
-                                return log_error_errno(-EINVAL, "Invalid --max-delay '%s' (seconds, 0..3600).", optarg);
-                        arg_max_delay_usec = (uint64_t) (v * 1e6);
-                        break;
-                }
                 case ARG_MODULES_ROOT:
                         arg_modules_root = optarg;
                         break;
-                case ARG_EVENT_BUFFER: {
-                        char *end;
-                        unsigned long v = strtoul(optarg, &end, 10);
-                        if (!*optarg || *end || v < 16 || v > EVENTS_BUFFER_MAX)
-                                return log_error_errno(-EINVAL, "Invalid --event-buffer '%s' (events, 16..%d).", optarg,
-                                                       EVENTS_BUFFER_MAX);
-                        arg_event_buffer = (unsigned) v;
-                        break;
-                }
                 case ARG_NO_EVENTS:
                         arg_events = false;
                         break;
@@ -190,15 +226,14 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_REPLAY_UEVENTS:
                         arg_replay_uevents = true;
                         break;
+                case ARG_DRIVER_WAIT:
+                case ARG_MAX_DELAY:
+                case ARG_EVENT_BUFFER:
                 case ARG_METRICS_FILE:
-                        if (!*optarg || optarg[strlen(optarg) - 1] == '/')
-                                return log_error_errno(-EINVAL, "Invalid --metrics-file '%s' (a file name).", optarg);
-                        arg_metrics_file = optarg;
-                        break;
                 case ARG_BACKENDS:
-                        if (backends_from_string(optarg, &arg_backends) < 0)
-                                return log_error_errno(-EINVAL, "Invalid --backends '%s' (comma-separated luo, initrd, file).",
-                                                       optarg);
+                        r = parse_checked_option(c, optarg);
+                        if (r < 0)
+                                return r;
                         break;
                 default:
                         return -EINVAL;
@@ -242,16 +277,59 @@ static int manager_init_from_args(Manager *m) {
         return manager_init(m);
 }
 
-int main(int argc, char *argv[]) {
+/* When this kernel started luod, for the report: read first thing. */
+static void record_start_time(void) {
         struct timespec boot;
+
+        luod_start_tsc = tsc_read();
+        clock_gettime(CLOCK_BOOTTIME, &boot);
+        luod_start_boottime_us = (uint64_t) boot.tv_sec * 1000000 + (uint64_t) boot.tv_nsec / 1000;
+}
+
+/* Restore before anything else: a failed restore is logged, its state
+ * kept, and luod serves the bus all the same (report, retry, discard).
+ * SIGTERM still has its default action here: the state is written to the
+ * state file, marked consumed by this boot, before the first PF is touched,
+ * and a luod started again in this boot resumes from it. */
+static void restore_first(Manager *m) {
+        (void) sd_notify(0, "STATUS=restoring");
+        /* Device events from before the restore on: held in the monitor's
+         * socket until the restore ends (events.h). */
+        if (arg_events)
+                (void) events_start(m, arg_event_buffer);
+        (void) consumers_load(m);
+        (void) restore_at_start(m);
+}
+
+/* Serves the bus until a stop signal ends the loop, or the bus goes away.
+ * Returns 0 or a negative errno (logged). */
+static int serve(Manager *m) {
+        int r;
+
+        (void) sd_notifyf(0, "READY=1\nSTATUS=%s", m->state);
+        log_info("luod %s ready on %s (%s)", PACKAGE_VERSION, arg_bus_address ?: "the system bus", m->state);
+
+        r = sd_event_loop(m->event);
+        if (r < 0)
+                log_error_errno(r, "Event loop failed: %m");
+        else if (r > 0) {
+                /* sd-bus's exit-on-disconnect: the bus went away. */
+                log_error("Disconnected from the bus; exiting so that luod is restarted");
+                r = -ECONNRESET;
+        }
+        (void) sd_notify(0, "STOPPING=1");
+        /* The bus went away or the loop failed mid-update: nothing of the
+         * update may stay loaded or persisted. */
+        (void) update_abandon(m, "luod is exiting");
+        return r;
+}
+
+int main(int argc, char *argv[]) {
         Manager m = { .luo_out_fd = -EBADF, .luo_in_fd = -EBADF };
         sigset_t mask;
         int r;
 
-        /* First thing: when this kernel started luod, for the report. */
-        luod_start_tsc = tsc_read();
-        clock_gettime(CLOCK_BOOTTIME, &boot);
-        luod_start_boottime_us = (uint64_t) boot.tv_sec * 1000000 + (uint64_t) boot.tv_nsec / 1000;
+        record_start_time();
 
         r = parse_argv(argc, argv);
         if (r <= 0)
@@ -262,19 +340,7 @@ int main(int argc, char *argv[]) {
                 return 1;
         }
 
-        /* Restore before anything else: a failed restore is logged, its
-         * state kept, and luod serves the bus all the same (report, retry,
-         * discard).  SIGTERM still has its default action here: the state
-         * is written to the state file, marked consumed by this boot,
-         * before the first PF is touched, and a luod started again in this
-         * boot resumes from it. */
-        (void) sd_notify(0, "STATUS=restoring");
-        /* Device events from before the restore on: held in the monitor's
-         * socket until the restore ends (events.h). */
-        if (arg_events)
-                (void) events_start(&m, arg_event_buffer);
-        (void) consumers_load(&m);
-        (void) restore_at_start(&m);
+        restore_first(&m);
 
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
@@ -301,21 +367,7 @@ int main(int argc, char *argv[]) {
                         (void) report_write(&m, m.update_id);
         }
 
-        (void) sd_notifyf(0, "READY=1\nSTATUS=%s", m.state);
-        log_info("luod %s ready on %s (%s)", PACKAGE_VERSION, arg_bus_address ?: "the system bus", m.state);
-
-        r = sd_event_loop(m.event);
-        if (r < 0)
-                log_error_errno(r, "Event loop failed: %m");
-        else if (r > 0) {
-                /* sd-bus's exit-on-disconnect: the bus went away. */
-                log_error("Disconnected from the bus; exiting so that luod is restarted");
-                r = -ECONNRESET;
-        }
-        (void) sd_notify(0, "STOPPING=1");
-        /* The bus went away or the loop failed mid-update: nothing of the
-         * update may stay loaded or persisted. */
-        (void) update_abandon(&m, "luod is exiting");
+        r = serve(&m);
 
 finish:
         update_done(&m);

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
-#include <inttypes.h>
 #include <json-c/json.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -14,120 +13,27 @@
 #include "log.h"
 #include "macro.h"
 
-/* Sizes of "assignments[N]" and of that with " (guest \"...\")". */
-#define INDEX_WHERE_MAX 40
-#define ENTRY_WHERE_MAX 128
-
-
-/* A non-empty UTF-8 string without NUL, copied. */
-static int get_string(json_object *e, const char *where, const char *key, char **ret, char **error) {
-        const char *s;
-        int r;
-
-        r = json_get_str(error, where, e, key, false, &s);
-        if (r < 0)
-                return r;
-        if (!*s)
-                return json_fail(-EBADMSG, error, where, key, "empty");
-        if (!luod_state_utf8_valid(s))
-                return json_fail(-EBADMSG, error, where, key, "not UTF-8");
-        *ret = strdup(s);
-        return *ret ? 0 : -ENOMEM;
-}
-
-static int entry_from_json(json_object *e, size_t i, VfAssignment *a, char **error) {
-        char where[ENTRY_WHERE_MAX];
-        uint64_t u;
-        int r;
-
-        snprintf(where, sizeof(where), "assignments[%zu]", i);
-        if (!json_object_is_type(e, json_type_object))
-                return json_fail(-EBADMSG, error, where, NULL, "expected object, got %s",
-                            json_type_to_name(json_object_get_type(e)));
-        r = get_string(e, where, "consumer", &a->consumer, error);
-        if (r < 0)
-                return r;
-        r = get_string(e, where, "guest", &a->guest, error);
-        if (r < 0)
-                return r;
-        /* From here on the guest names the entry too (cut at 64 bytes). */
-        snprintf(where, sizeof(where), "assignments[%zu] (guest \"%.64s\")", i, a->guest);
-        r = get_string(e, where, "pf_identity", &a->pf_identity, error);
-        if (r < 0)
-                return r;
-        r = json_get_uint(error, where, e, "vf_index", 65535, false, &u);
-        if (r < 0)
-                return r;
-        a->vf_index = (uint32_t) u;
-        a->consumer_uid = VF_ASSIGNMENT_NO_UID;
-        if (json_object_object_get_ex(e, "consumer_uid", NULL)) {
-                r = json_get_uint(error, where, e, "consumer_uid", VF_ASSIGNMENT_NO_UID - 1, false, &u);
-                if (r < 0)
-                        return r;
-                a->consumer_uid = (uint32_t) u;
-        }
-        return 0;
-}
-
-/* The rules typing alone does not enforce, checked after reading and before
- * writing, so that whatever is written can be read back. */
-static int assignments_verify(const LuodState *s, char **error) {
-        char where[INDEX_WHERE_MAX];
-
-        for (size_t i = 0; i < s->n_assignments; i++) {
-                const VfAssignment *a = &s->assignments[i];
-
-                snprintf(where, sizeof(where), "assignments[%zu]", i);
-                if (!a->consumer || !*a->consumer || !a->guest || !*a->guest || !a->pf_identity || !*a->pf_identity ||
-                    !luod_state_utf8_valid(a->consumer) || !luod_state_utf8_valid(a->guest) ||
-                    !luod_state_utf8_valid(a->pf_identity))
-                        return json_fail(-EBADMSG, error, where, NULL, "consumer, guest and pf_identity must be non-empty UTF-8");
-                if (a->vf_index > 65535)
-                        return json_fail(-EBADMSG, error, where, "vf_index", "%" PRIu32 " is above 65535", a->vf_index);
-                for (size_t j = 0; j < i; j++) {
-                        const VfAssignment *b = &s->assignments[j];
-
-                        if (b->vf_index == a->vf_index && strcmp(b->pf_identity, a->pf_identity) == 0)
-                                return json_fail(-EBADMSG, error, where, NULL,
-                                            "VF %" PRIu32 " of %s is assigned twice (also assignments[%zu])",
-                                            a->vf_index, a->pf_identity, j);
-                        if (a->consumer_uid != VF_ASSIGNMENT_NO_UID && b->consumer_uid != VF_ASSIGNMENT_NO_UID &&
-                            a->consumer_uid != b->consumer_uid && strcmp(a->consumer, b->consumer) == 0)
-                                return json_fail(-EBADMSG, error, where, "consumer_uid",
-                                            "consumer %s is owned by uid %" PRIu32 " and by uid %" PRIu32
-                                            " (assignments[%zu])", a->consumer, b->consumer_uid,
-                                            a->consumer_uid, j);
-                }
-        }
-        return 0;
-}
-
 /* Parses exactly size bytes at buf (whitespace may follow) as one JSON
  * array. */
 static int parse_json_array(const char *buf, size_t size, json_object **ret, char **error) {
-        _cleanup_(json_tokener_freep) json_tokener *tok = NULL;
         _cleanup_(json_object_putp) json_object *o = NULL;
         enum json_tokener_error e;
+        size_t end;
+        int r;
 
-        tok = json_tokener_new();
-        if (!tok)
-                return -ENOMEM;
-        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-        o = json_tokener_parse_ex(tok, buf, (int) size);
-        e = json_tokener_get_error(tok);
+        r = json_parse_strict(buf, size, &o, &e, &end);
+        if (r < 0)
+                return r;
         if (size == 0)
                 return json_fail(-EBADMSG, error, "assignments", NULL, "empty file");
         if (e != json_tokener_success)
-                return json_fail(-EBADMSG, error, "assignments", NULL, "not JSON: %s",
-                            e == json_tokener_continue ? "incomplete" : json_tokener_error_desc(e));
+                return json_fail(-EBADMSG, error, "assignments", NULL, "not JSON: %s", json_tokener_error_reason(e));
         if (!json_object_is_type(o, json_type_array))
                 return json_fail(-EBADMSG, error, "assignments", NULL, "expected array, got %s",
                             json_type_to_name(json_object_get_type(o)));
-        if (json_tokener_get_parse_end(tok) != size)
-                return json_fail(-EBADMSG, error, "assignments", NULL, "data after the array at byte %zu",
-                            json_tokener_get_parse_end(tok));
-        *ret = o;
-        o = NULL;
+        if (end != size)
+                return json_fail(-EBADMSG, error, "assignments", NULL, "data after the array at byte %zu", end);
+        *ret = TAKE_PTR(o);
         return 0;
 }
 
@@ -150,11 +56,11 @@ static int parse(const char *buf, size_t size, LuodState *ret, char **error) {
                 s.n_assignments = n;
         }
         for (size_t i = 0; i < n; i++) {
-                r = entry_from_json(json_object_array_get_idx(array, i), i, &s.assignments[i], error);
+                r = luod_state_assignment_from_json(json_object_array_get_idx(array, i), i, &s.assignments[i], error);
                 if (r < 0)
                         return r;
         }
-        r = assignments_verify(&s, error);
+        r = luod_state_assignments_verify(&s, error);
         if (r < 0)
                 return r;
 
@@ -167,41 +73,8 @@ static int parse(const char *buf, size_t size, LuodState *ret, char **error) {
 
 int assignments_parse(const char *buf, size_t size, LuodState *ret, char **ret_error) {
         char *error = NULL;
-        int r;
 
-        r = parse(buf, size, ret, &error);
-        if (ret_error)
-                *ret_error = error;
-        else
-                free(error);
-        return r;
-}
-
-/* Every helper below takes ownership of the json_object it is given; NULL
- * means its constructor ran out of memory. */
-static int add(json_object *o, const char *key, json_object *v) {
-        if (!v || json_object_object_add(o, key, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-static int entry_to_json(json_object *array, const VfAssignment *a) {
-        json_object *e = json_object_new_object();
-
-        if (!e || json_object_array_add(array, e) < 0) {
-                json_object_put(e);
-                return -ENOMEM;
-        }
-        if (add(e, "consumer", json_object_new_string(a->consumer)) < 0 ||
-            add(e, "guest", json_object_new_string(a->guest)) < 0 ||
-            add(e, "pf_identity", json_object_new_string(a->pf_identity)) < 0 ||
-            add(e, "vf_index", json_object_new_uint64(a->vf_index)) < 0 ||
-            (a->consumer_uid != VF_ASSIGNMENT_NO_UID &&
-             add(e, "consumer_uid", json_object_new_uint64(a->consumer_uid)) < 0))
-                return -ENOMEM;
-        return 0;
+        return json_pass_error(parse(buf, size, ret, &error), &error, ret_error);
 }
 
 int assignments_serialize(const LuodState *s, char **ret_buf, size_t *ret_size) {
@@ -212,7 +85,7 @@ int assignments_serialize(const LuodState *s, char **ret_buf, size_t *ret_size) 
         char *buf;
         int r;
 
-        r = assignments_verify(s, &error);
+        r = luod_state_assignments_verify(s, &error);
         if (r < 0) {
                 log_error("Refusing to write invalid VF assignments: %s", error ?: "out of memory");
                 return -EINVAL;
@@ -221,7 +94,7 @@ int assignments_serialize(const LuodState *s, char **ret_buf, size_t *ret_size) 
         if (!array)
                 return -ENOMEM;
         for (size_t i = 0; i < s->n_assignments; i++) {
-                r = entry_to_json(array, &s->assignments[i]);
+                r = luod_state_assignment_to_json(array, &s->assignments[i]);
                 if (r < 0)
                         return r;
         }

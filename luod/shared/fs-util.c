@@ -82,15 +82,11 @@ int fsync_directory_at(int dir_fd, const char *path) {
         return fsync(fd) < 0 ? -errno : 0;
 }
 
-int read_regular_file_at(int dir_fd, const char *path, size_t max, char **ret_buf, size_t *ret_size) {
-        _cleanup_close_ int fd = -EBADF;
+int read_regular_fd(int fd, size_t max, char **ret_buf, size_t *ret_size) {
         _cleanup_free_ char *buf = NULL;
         struct stat st;
         ssize_t k;
 
-        fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
-                return -errno;
         if (fstat(fd, &st) < 0)
                 return -errno;
         if (!S_ISREG(st.st_mode))
@@ -101,12 +97,20 @@ int read_regular_file_at(int dir_fd, const char *path, size_t max, char **ret_bu
         if (!buf)
                 return -ENOMEM;
         /* A file that shrinks meanwhile reads short. */
-        k = read_full(fd, buf, (size_t) st.st_size, -1);
+        k = read_full(fd, buf, (size_t) st.st_size, 0);
         if (k < 0)
                 return (int) k;
         buf[k] = 0;
-        *ret_buf = buf;
-        buf = NULL;
+        *ret_buf = TAKE_PTR(buf);
         *ret_size = (size_t) k;
         return 0;
+}
+
+int read_regular_file_at(int dir_fd, const char *path, size_t max, char **ret_buf, size_t *ret_size) {
+        _cleanup_close_ int fd = -EBADF;
+
+        fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        return read_regular_fd(fd, max, ret_buf, ret_size);
 }

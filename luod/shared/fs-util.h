@@ -55,11 +55,18 @@ int write_file_atomic_at(int dir_fd, const char *name, const void *buf, size_t l
  * directory) or fsync().  Nothing is logged. */
 int fsync_directory_at(int dir_fd, const char *path);
 
+/* Reads the regular file fd whole: fstat(), then pread() of its st_size
+ * bytes from offset 0 (the file offset is not used or changed; a file that
+ * shrinks meanwhile reads short).  On success *ret_buf is a malloc'd buffer
+ * of *ret_size bytes plus a NUL (not counted).  Returns 0, or -EBADFD when
+ * fd is not a regular file, -EFBIG when it is larger than max bytes,
+ * -ENOMEM, or the negative errno of fstat() or pread().  Nothing is
+ * logged. */
+int read_regular_fd(int fd, size_t max, char **ret_buf, size_t *ret_size);
+
 /* Reads the regular file path (relative to dir_fd: AT_FDCWD or a directory
  * fd) whole: openat(O_RDONLY|O_CLOEXEC|O_NOCTTY|O_NONBLOCK, so that a FIFO
- * does not block), fstat(), then read() of its st_size bytes.  On success
- * *ret_buf is a malloc'd buffer of *ret_size bytes plus a NUL (not counted).
- * Returns 0, or -EBADFD when path is not a regular file, -EFBIG when it is
- * larger than max bytes, -ENOMEM, or the negative errno of openat() (-ENOENT
- * when absent), fstat() or read().  Nothing is logged. */
+ * does not block), then read_regular_fd().  Returns 0, or what
+ * read_regular_fd() returns, or the negative errno of openat() (-ENOENT
+ * when absent).  Nothing is logged. */
 int read_regular_file_at(int dir_fd, const char *path, size_t max, char **ret_buf, size_t *ret_size);

@@ -24,6 +24,41 @@ int json_fail(int r, char **error, const char *where, const char *key, const cha
         return r;
 }
 
+int json_pass_error(int r, char **error, char **ret_error) {
+        if (ret_error)
+                *ret_error = *error;
+        else
+                free(*error);
+        *error = NULL;
+        return r;
+}
+
+int json_parse_strict(const char *buf, size_t size, json_object **ret,
+                      enum json_tokener_error *ret_tokener_error, size_t *ret_end) {
+        _cleanup_(json_tokener_freep) json_tokener *tok = NULL;
+
+        tok = json_tokener_new();
+        if (!tok)
+                return -ENOMEM;
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+        *ret = json_tokener_parse_ex(tok, buf, (int) size);
+        *ret_tokener_error = json_tokener_get_error(tok);
+        *ret_end = json_tokener_get_parse_end(tok);
+        return 0;
+}
+
+const char *json_tokener_error_reason(enum json_tokener_error e) {
+        return e == json_tokener_continue ? "incomplete" : json_tokener_error_desc(e);
+}
+
+int json_add(json_object *o, const char *key, json_object *v) {
+        if (!v || json_object_object_add(o, key, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
 int json_get_member(char **error, const char *where, json_object *o, const char *key,
                     json_type type, bool nullable, json_object **ret) {
         json_object *v;
@@ -92,4 +127,12 @@ int json_get_strdup(char **error, const char *where, json_object *o, const char 
         }
         *ret = strdup(s);
         return *ret ? 1 : -ENOMEM;
+}
+
+const char *json_text(json_object *o, const char *key) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
+                return "-";
+        return json_object_get_string(v);
 }

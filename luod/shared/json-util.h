@@ -3,6 +3,7 @@
 
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Cleanup helpers for json-c objects, and the error text of the parsers. */
@@ -19,6 +20,26 @@ static inline void json_tokener_freep(json_tokener **t) {
  * when out of memory, and returns r. */
 __attribute__((format(printf, 5, 6)))
 int json_fail(int r, char **error, const char *where, const char *key, const char *fmt, ...);
+
+/* Hands the message a parser left in *error (NULL or malloc'd) to the
+ * caller of a public parse function: to *ret_error when it asked for one,
+ * freed when ret_error is NULL.  Returns r. */
+int json_pass_error(int r, char **error, char **ret_error);
+
+/* Parses the size bytes at buf (need not be NUL-terminated) strictly
+ * (JSON_TOKENER_STRICT, UTF-8 validated) as one JSON value.  Returns
+ * -ENOMEM, or 0 with *ret the value (owned by the caller; NULL when the
+ * text is not JSON), *ret_tokener_error json-c's verdict and *ret_end the
+ * number of bytes consumed: the callers judge the rest themselves. */
+int json_parse_strict(const char *buf, size_t size, json_object **ret,
+                      enum json_tokener_error *ret_tokener_error, size_t *ret_end);
+/* Why a json_parse_strict() failed: "incomplete" for text that ends inside
+ * a value, else json-c's description of e. */
+const char *json_tokener_error_reason(enum json_tokener_error e);
+
+/* Adds v under key to the object o, taking ownership of v; a NULL v means
+ * its constructor ran out of memory.  Returns 0 or -ENOMEM (v freed). */
+int json_add(json_object *o, const char *key, json_object *v);
 
 /* The getters of the parsers: member key of object o, where names o in
  * the error ("pfs[2]").  Each returns 1 with the value in *ret, 0 when the
@@ -37,3 +58,8 @@ int json_get_str(char **error, const char *where, json_object *o, const char *ke
 /* The same, copied (-ENOMEM). */
 int json_get_strdup(char **error, const char *where, json_object *o, const char *key,
                     bool nullable, char **ret);
+
+/* The member key of o as text to print: a string as it is, another type as
+ * its JSON, "-" when o is not an object or key is missing or null.  The
+ * text is o's, valid while o lives. */
+const char *json_text(json_object *o, const char *key);

@@ -9,7 +9,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fs-util.h"
@@ -28,6 +27,8 @@
 #define PF_WHERE_MAX 48
 #define VF_WHERE_MAX 96
 #define SETTINGS_WHERE_MAX 112
+/* Size of "assignments[N] (guest \"...\")". */
+#define ASSIGNMENT_WHERE_MAX 128
 
 static const struct {
         uint16_t proto;
@@ -200,6 +201,36 @@ static int pf_verify(const PfRecord *pf, const char *where, char **error) {
         return 0;
 }
 
+int luod_state_assignments_verify(const LuodState *s, char **error) {
+        char where[PF_WHERE_MAX];
+
+        for (size_t i = 0; i < s->n_assignments; i++) {
+                const VfAssignment *a = &s->assignments[i];
+
+                snprintf(where, sizeof(where), "assignments[%zu]", i);
+                if (!name_valid(a->consumer, false) || !name_valid(a->guest, false) ||
+                    !name_valid(a->pf_identity, false))
+                        return json_fail(-EBADMSG, error, where, NULL, "consumer, guest and pf_identity must be non-empty UTF-8");
+                if (a->vf_index > 65535)
+                        return json_fail(-EBADMSG, error, where, "vf_index", "%" PRIu32 " is above 65535", a->vf_index);
+                for (size_t j = 0; j < i; j++) {
+                        const VfAssignment *b = &s->assignments[j];
+
+                        if (b->vf_index == a->vf_index && strcmp(b->pf_identity, a->pf_identity) == 0)
+                                return json_fail(-EBADMSG, error, where, NULL,
+                                            "VF %" PRIu32 " of %s is assigned twice (also assignments[%zu])",
+                                            a->vf_index, a->pf_identity, j);
+                        if (a->consumer_uid != VF_ASSIGNMENT_NO_UID && b->consumer_uid != VF_ASSIGNMENT_NO_UID &&
+                            a->consumer_uid != b->consumer_uid && strcmp(a->consumer, b->consumer) == 0)
+                                return json_fail(-EBADMSG, error, where, "consumer_uid",
+                                            "consumer %s is owned by uid %" PRIu32 " and by uid %" PRIu32
+                                            " (assignments[%zu])", a->consumer, b->consumer_uid,
+                                            a->consumer_uid, j);
+                }
+        }
+        return 0;
+}
+
 static int state_verify(const LuodState *s, char **error) {
         char bdf[PCI_BDF_STRING_MAX], where[PF_WHERE_MAX];
         int r;
@@ -254,64 +285,34 @@ static int state_verify(const LuodState *s, char **error) {
                             s->pfs[second].identity, pci_bdf_format(&s->pfs[first].bdf, other));
         }
 
-        for (size_t i = 0; i < s->n_assignments; i++) {
-                const VfAssignment *a = &s->assignments[i];
-
-                snprintf(where, sizeof(where), "assignments[%zu]", i);
-                if (!name_valid(a->consumer, false) || !name_valid(a->guest, false) ||
-                    !name_valid(a->pf_identity, false))
-                        return json_fail(-EBADMSG, error, where, NULL, "consumer, guest and pf_identity must be non-empty UTF-8");
-                if (a->vf_index > 65535)
-                        return json_fail(-EBADMSG, error, where, "vf_index", "above 65535");
-                for (size_t j = 0; j < i; j++) {
-                        const VfAssignment *b = &s->assignments[j];
-
-                        if (b->vf_index == a->vf_index && strcmp(b->pf_identity, a->pf_identity) == 0)
-                                return json_fail(-EBADMSG, error, where, NULL, "VF %u of %s is assigned twice",
-                                            a->vf_index, a->pf_identity);
-                        if (a->consumer_uid != VF_ASSIGNMENT_NO_UID && b->consumer_uid != VF_ASSIGNMENT_NO_UID &&
-                            a->consumer_uid != b->consumer_uid && strcmp(a->consumer, b->consumer) == 0)
-                                return json_fail(-EBADMSG, error, where, "consumer_uid",
-                                            "consumer %s is owned by uid %u and by uid %u", a->consumer,
-                                            b->consumer_uid, a->consumer_uid);
-                }
-        }
-        return 0;
+        return luod_state_assignments_verify(s, error);
 }
 
 /* Serialization.  Every helper takes ownership of the json_object it is
- * given; a NULL one means its constructor ran out of memory. */
-static int add(json_object *o, const char *key, json_object *v) {
-        if (!v || json_object_object_add(o, key, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
+ * given; a NULL one means its constructor ran out of memory (json_add()). */
 static int add_null(json_object *o, const char *key) {
         return json_object_object_add(o, key, NULL) < 0 ? -ENOMEM : 0;
 }
 
 static int add_string_or_null(json_object *o, const char *key, const char *s) {
-        return s ? add(o, key, json_object_new_string(s)) : add_null(o, key);
+        return s ? json_add(o, key, json_object_new_string(s)) : add_null(o, key);
 }
 
 static int add_tristate(json_object *o, const char *key, int v) {
-        return v < 0 ? add_null(o, key) : add(o, key, json_object_new_boolean(v));
+        return v < 0 ? add_null(o, key) : json_add(o, key, json_object_new_boolean(v));
 }
 
 static int add_hex16(json_object *o, const char *key, uint16_t v) {
         char buf[7];
 
         snprintf(buf, sizeof(buf), "0x%04x", v);
-        return add(o, key, json_object_new_string(buf));
+        return json_add(o, key, json_object_new_string(buf));
 }
 
 static int add_bdf(json_object *o, const char *key, const PciBdf *bdf) {
         char buf[PCI_BDF_STRING_MAX];
 
-        return add(o, key, json_object_new_string(pci_bdf_format(bdf, buf)));
+        return json_add(o, key, json_object_new_string(pci_bdf_format(bdf, buf)));
 }
 
 /* Adds child under key in the object parent, or appends it to the array
@@ -343,15 +344,15 @@ static int settings_to_json(json_object *vf, const VfSettings *st) {
         snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x",
                  st->mac[0], st->mac[1], st->mac[2], st->mac[3], st->mac[4], st->mac[5]);
 
-        if (add(o, "mac", json_object_new_string(mac)) < 0 ||
-            add(o, "vlan", json_object_new_uint64(st->vlan)) < 0 ||
-            add(o, "qos", json_object_new_uint64(st->qos)) < 0 ||
-            add(o, "vlan_proto", json_object_new_string(proto)) < 0 ||
+        if (json_add(o, "mac", json_object_new_string(mac)) < 0 ||
+            json_add(o, "vlan", json_object_new_uint64(st->vlan)) < 0 ||
+            json_add(o, "qos", json_object_new_uint64(st->qos)) < 0 ||
+            json_add(o, "vlan_proto", json_object_new_string(proto)) < 0 ||
             add_tristate(o, "spoofchk", st->spoofchk) < 0 ||
             add_tristate(o, "trust", st->trust) < 0 ||
-            add(o, "link_state", json_object_new_string(link_states[st->link_state])) < 0 ||
-            add(o, "min_tx_rate", json_object_new_uint64(st->min_tx_rate)) < 0 ||
-            add(o, "max_tx_rate", json_object_new_uint64(st->max_tx_rate)) < 0 ||
+            json_add(o, "link_state", json_object_new_string(link_states[st->link_state])) < 0 ||
+            json_add(o, "min_tx_rate", json_object_new_uint64(st->min_tx_rate)) < 0 ||
+            json_add(o, "max_tx_rate", json_object_new_uint64(st->max_tx_rate)) < 0 ||
             add_tristate(o, "rss_query_en", st->rss_query_en) < 0)
                 return -ENOMEM;
         return 0;
@@ -363,12 +364,12 @@ static int vf_to_json(json_object *vfs, const VfRecord *vf) {
         o = add_child(vfs, NULL, json_object_new_object());
         if (!o)
                 return -ENOMEM;
-        if (add(o, "index", json_object_new_uint64(vf->index)) < 0 ||
+        if (json_add(o, "index", json_object_new_uint64(vf->index)) < 0 ||
             add_bdf(o, "bdf", &vf->bdf) < 0 ||
             add_string_or_null(o, "driver", vf->driver) < 0 ||
             add_string_or_null(o, "driver_override", vf->driver_override) < 0 ||
             (vf->iommu_group < 0 ? add_null(o, "iommu_group") :
-                                   add(o, "iommu_group", json_object_new_int(vf->iommu_group))) < 0)
+                                   json_add(o, "iommu_group", json_object_new_int(vf->iommu_group))) < 0)
                 return -ENOMEM;
         return settings_to_json(o, &vf->settings);
 }
@@ -385,13 +386,13 @@ static int pf_to_json(json_object *pfs, const PfRecord *pf) {
             add_hex16(o, "device", pf->device) < 0 ||
             add_hex16(o, "subsystem_vendor", pf->subsystem_vendor) < 0 ||
             add_hex16(o, "subsystem_device", pf->subsystem_device) < 0 ||
-            add(o, "identity", json_object_new_string(pf->identity)) < 0 ||
-            add(o, "driver", json_object_new_string(pf->driver)) < 0 ||
-            add(o, "numvfs", json_object_new_uint64(pf->numvfs)) < 0 ||
-            add(o, "totalvfs", json_object_new_uint64(pf->totalvfs)) < 0 ||
-            add(o, "drivers_autoprobe", json_object_new_boolean(pf->drivers_autoprobe)) < 0 ||
+            json_add(o, "identity", json_object_new_string(pf->identity)) < 0 ||
+            json_add(o, "driver", json_object_new_string(pf->driver)) < 0 ||
+            json_add(o, "numvfs", json_object_new_uint64(pf->numvfs)) < 0 ||
+            json_add(o, "totalvfs", json_object_new_uint64(pf->totalvfs)) < 0 ||
+            json_add(o, "drivers_autoprobe", json_object_new_boolean(pf->drivers_autoprobe)) < 0 ||
             add_string_or_null(o, "netdev", pf->netdev) < 0 ||
-            add(o, "netdev_up", json_object_new_boolean(pf->netdev_up)) < 0)
+            json_add(o, "netdev_up", json_object_new_boolean(pf->netdev_up)) < 0)
                 return -ENOMEM;
 
         vfs = add_child(o, "vfs", json_object_new_array());
@@ -405,21 +406,35 @@ static int pf_to_json(json_object *pfs, const PfRecord *pf) {
         return 0;
 }
 
+int luod_state_assignment_to_json(json_object *array, const VfAssignment *a) {
+        json_object *e = add_child(array, NULL, json_object_new_object());
+
+        if (!e ||
+            json_add(e, "consumer", json_object_new_string(a->consumer)) < 0 ||
+            json_add(e, "guest", json_object_new_string(a->guest)) < 0 ||
+            json_add(e, "pf_identity", json_object_new_string(a->pf_identity)) < 0 ||
+            json_add(e, "vf_index", json_object_new_uint64(a->vf_index)) < 0 ||
+            (a->consumer_uid != VF_ASSIGNMENT_NO_UID &&
+             json_add(e, "consumer_uid", json_object_new_uint64(a->consumer_uid)) < 0))
+                return -ENOMEM;
+        return 0;
+}
+
 static int state_to_json(const LuodState *s, json_object *o) {
         json_object *timestamps, *pfs;
         int r;
 
-        if (add(o, "update_id", json_object_new_string(s->update_id)) < 0 ||
-            add(o, "old_kernel_release", json_object_new_string(s->old_kernel_release)) < 0 ||
-            add(o, "old_boot_id", json_object_new_string(s->old_boot_id)) < 0 ||
-            add(o, "tsc_khz", json_object_new_uint64(s->tsc_khz)) < 0)
+        if (json_add(o, "update_id", json_object_new_string(s->update_id)) < 0 ||
+            json_add(o, "old_kernel_release", json_object_new_string(s->old_kernel_release)) < 0 ||
+            json_add(o, "old_boot_id", json_object_new_string(s->old_boot_id)) < 0 ||
+            json_add(o, "tsc_khz", json_object_new_uint64(s->tsc_khz)) < 0)
                 return -ENOMEM;
         if (s->consumed_boot_id[0]) {
                 json_object *c = add_child(o, "consumed", json_object_new_object());
 
                 if (!c ||
-                    add(c, "boot_id", json_object_new_string(s->consumed_boot_id)) < 0 ||
-                    add(c, "attempt", json_object_new_uint64(s->consumed_attempt)) < 0)
+                    json_add(c, "boot_id", json_object_new_string(s->consumed_boot_id)) < 0 ||
+                    json_add(c, "attempt", json_object_new_uint64(s->consumed_attempt)) < 0)
                         return -ENOMEM;
         }
 
@@ -431,9 +446,9 @@ static int state_to_json(const LuodState *s, json_object *o) {
                 json_object *e = add_child(timestamps, NULL, json_object_new_object());
 
                 if (!e ||
-                    add(e, "name", json_object_new_string(t->name)) < 0 ||
-                    add(e, "tsc", json_object_new_uint64(t->tsc)) < 0 ||
-                    add(e, "realtime_ns", json_object_new_uint64(t->realtime_ns)) < 0)
+                    json_add(e, "name", json_object_new_string(t->name)) < 0 ||
+                    json_add(e, "tsc", json_object_new_uint64(t->tsc)) < 0 ||
+                    json_add(e, "realtime_ns", json_object_new_uint64(t->realtime_ns)) < 0)
                         return -ENOMEM;
         }
 
@@ -450,30 +465,17 @@ static int state_to_json(const LuodState *s, json_object *o) {
         if (!assignments)
                 return -ENOMEM;
         for (size_t i = 0; i < s->n_assignments; i++) {
-                const VfAssignment *a = &s->assignments[i];
-                json_object *e = add_child(assignments, NULL, json_object_new_object());
-
-                if (!e ||
-                    add(e, "consumer", json_object_new_string(a->consumer)) < 0 ||
-                    add(e, "guest", json_object_new_string(a->guest)) < 0 ||
-                    add(e, "pf_identity", json_object_new_string(a->pf_identity)) < 0 ||
-                    add(e, "vf_index", json_object_new_uint64(a->vf_index)) < 0 ||
-                    (a->consumer_uid != VF_ASSIGNMENT_NO_UID &&
-                     add(e, "consumer_uid", json_object_new_uint64(a->consumer_uid)) < 0))
-                        return -ENOMEM;
+                r = luod_state_assignment_to_json(assignments, &s->assignments[i]);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
 
 int luod_state_verify(const LuodState *s, char **ret_error) {
         char *error = NULL;
-        int r = state_verify(s, &error);
 
-        if (ret_error)
-                *ret_error = r < 0 ? error : NULL;
-        else
-                free(error);
-        return r < 0 ? -EINVAL : 0;
+        return json_pass_error(state_verify(s, &error) < 0 ? -EINVAL : 0, &error, ret_error);
 }
 
 int luod_state_serialize(const LuodState *s, char **ret_buf, size_t *ret_size) {
@@ -791,13 +793,62 @@ static int pf_from_json(json_object *o, size_t i, PfRecord *pf, char **error) {
         return 0;
 }
 
-/* "assignments" (format minor 1; absent in minor 0 states: none). */
-static int assignments_from_json(json_object *o, LuodState *s, char **error) {
-        char where[48];
-        json_object *e;
+/* A non-empty UTF-8 string without NUL, copied. */
+static int get_name(json_object *e, const char *where, const char *key, char **ret, char **error) {
+        const char *s;
         int r;
 
+        r = json_get_str(error, where, e, key, false, &s);
+        if (r < 0)
+                return r;
+        if (!*s)
+                return json_fail(-EBADMSG, error, where, key, "empty");
+        if (!utf8_valid(s))
+                return json_fail(-EBADMSG, error, where, key, "not UTF-8");
+        *ret = strdup(s);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int luod_state_assignment_from_json(json_object *e, size_t i, VfAssignment *a, char **error) {
+        char where[ASSIGNMENT_WHERE_MAX];
+        uint64_t u;
+        int r;
+
+        snprintf(where, sizeof(where), "assignments[%zu]", i);
+        if (!json_object_is_type(e, json_type_object))
+                return json_fail(-EBADMSG, error, where, NULL, "expected object, got %s",
+                            json_type_to_name(json_object_get_type(e)));
+        r = get_name(e, where, "consumer", &a->consumer, error);
+        if (r < 0)
+                return r;
+        r = get_name(e, where, "guest", &a->guest, error);
+        if (r < 0)
+                return r;
+        /* From here on the guest names the entry too (cut at 64 bytes). */
+        snprintf(where, sizeof(where), "assignments[%zu] (guest \"%.64s\")", i, a->guest);
+        r = get_name(e, where, "pf_identity", &a->pf_identity, error);
+        if (r < 0)
+                return r;
+        r = json_get_uint(error, where, e, "vf_index", 65535, false, &u);
+        if (r < 0)
+                return r;
+        a->vf_index = (uint32_t) u;
+        /* Minor 2; absent: the owner of the consumer name is unknown. */
+        a->consumer_uid = VF_ASSIGNMENT_NO_UID;
+        if (json_object_object_get_ex(e, "consumer_uid", NULL)) {
+                r = json_get_uint(error, where, e, "consumer_uid", VF_ASSIGNMENT_NO_UID - 1, false, &u);
+                if (r < 0)
+                        return r;
+                a->consumer_uid = (uint32_t) u;
+        }
+        return 0;
+}
+
+/* "assignments" (format minor 1; absent in minor 0 states: none). */
+static int assignments_from_json(json_object *o, LuodState *s, char **error) {
         json_object *assignments;
+        int r;
+
         if (!json_object_object_get_ex(o, "assignments", &assignments))
                 return 0;
         r = get_array(error, NULL, o, "assignments", sizeof(VfAssignment), &assignments,
@@ -805,31 +856,10 @@ static int assignments_from_json(json_object *o, LuodState *s, char **error) {
         if (r < 0)
                 return r;
         for (size_t i = 0; i < s->n_assignments; i++) {
-                VfAssignment *a = &s->assignments[i];
-                uint64_t idx;
-
-                r = get_element(error, NULL, assignments, "assignments", i, &e);
+                r = luod_state_assignment_from_json(json_object_array_get_idx(assignments, i), i,
+                                                    &s->assignments[i], error);
                 if (r < 0)
                         return r;
-                snprintf(where, sizeof(where), "assignments[%zu]", i);
-                r = json_get_strdup(error, where, e, "consumer", false, &a->consumer);
-                if (r >= 0)
-                        r = json_get_strdup(error, where, e, "guest", false, &a->guest);
-                if (r >= 0)
-                        r = json_get_strdup(error, where, e, "pf_identity", false, &a->pf_identity);
-                if (r >= 0)
-                        r = json_get_uint(error, where, e, "vf_index", 65535, false, &idx);
-                if (r < 0)
-                        return r;
-                a->vf_index = (uint32_t) idx;
-                /* Minor 2; absent: the owner of the consumer name is unknown. */
-                a->consumer_uid = VF_ASSIGNMENT_NO_UID;
-                if (json_object_object_get_ex(e, "consumer_uid", NULL)) {
-                        r = json_get_uint(error, where, e, "consumer_uid", VF_ASSIGNMENT_NO_UID - 1, false, &idx);
-                        if (r < 0)
-                                return r;
-                        a->consumer_uid = (uint32_t) idx;
-                }
         }
         return 0;
 }
@@ -906,23 +936,18 @@ static int state_from_json(json_object *o, LuodState *s, char **error) {
 /* Parses exactly n bytes at p (trailing whitespace allowed) as one JSON
  * object. */
 static int parse_json_object(const char *p, size_t n, const char *what, json_object **ret, char **error) {
-        _cleanup_(json_tokener_freep) json_tokener *tok = NULL;
-        json_object *o;
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        enum json_tokener_error e;
+        size_t end;
+        int r;
 
-        tok = json_tokener_new();
-        if (!tok)
-                return -ENOMEM;
-        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-        o = json_tokener_parse_ex(tok, p, (int) n);
-        if (!o || json_tokener_get_parse_end(tok) != n || !json_object_is_type(o, json_type_object)) {
-                enum json_tokener_error e = json_tokener_get_error(tok);
-
-                json_object_put(o);
+        r = json_parse_strict(p, n, &o, &e, &end);
+        if (r < 0)
+                return r;
+        if (!o || end != n || !json_object_is_type(o, json_type_object))
                 return json_fail(-EBADMSG, error, what, NULL, "not a JSON object: %s",
-                            e == json_tokener_success ? "not an object" :
-                            e == json_tokener_continue ? "incomplete" : json_tokener_error_desc(e));
-        }
-        *ret = o;
+                            e == json_tokener_success ? "not an object" : json_tokener_error_reason(e));
+        *ret = TAKE_PTR(o);
         return 0;
 }
 
@@ -1011,14 +1036,8 @@ static int state_parse(const char *buf, size_t size, LuodState *ret, char **erro
 
 int luod_state_parse(const char *buf, size_t size, LuodState *ret, char **ret_error) {
         char *error = NULL;
-        int r;
 
-        r = state_parse(buf, size, ret, &error);
-        if (ret_error)
-                *ret_error = error;
-        else
-                free(error);
-        return r;
+        return json_pass_error(state_parse(buf, size, ret, &error), &error, ret_error);
 }
 
 int luod_state_write_fd(int fd, const LuodState *s) {
@@ -1037,26 +1056,15 @@ int luod_state_write_fd(int fd, const LuodState *s) {
 
 int luod_state_read_fd(int fd, LuodState *ret, char **ret_error) {
         _cleanup_free_ char *buf = NULL;
-        struct stat st;
-        size_t size = 0;
+        size_t size;
+        int r;
 
         if (ret_error)
                 *ret_error = NULL;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EBADFD;
-        if ((uint64_t) st.st_size > LUOD_STATE_SIZE_MAX)
-                return -EFBIG;
-
-        buf = malloc((size_t) st.st_size ?: 1);
-        if (!buf)
-                return -ENOMEM;
-        /* A file that shrinks meanwhile reads short and fails the length check. */
-        ssize_t k = read_full(fd, buf, (size_t) st.st_size, 0);
-        if (k < 0)
-                return (int) k;
-        size = (size_t) k;
+        r = read_regular_fd(fd, LUOD_STATE_SIZE_MAX, &buf, &size);
+        if (r < 0)
+                return r;
+        /* A file that shrank meanwhile read short and fails the length check. */
         return luod_state_parse(buf, size, ret, ret_error);
 }
 

@@ -12,6 +12,7 @@
  * (-EPROTONOSUPPORT) and accept any minor of their major, ignoring keys they
  * do not know. */
 
+#include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -68,6 +69,29 @@ int luod_state_parse(const char *buf, size_t size, LuodState *ret, char **ret_er
  * state must be: no overlong forms, surrogates or code points above
  * U+10FFFF.  (json-c's check of the text lets overlong forms through.) */
 bool luod_state_utf8_valid(const char *s);
+
+/* The JSON of the VF assignments, one form for the state's "assignments"
+ * and for assignments.json (assignments.h). */
+
+/* Checks s->assignments against the rules typing alone does not enforce:
+ * consumer, guest and pf_identity non-empty and valid UTF-8, vf_index at
+ * most 65535, no VF (pf_identity, vf_index) assigned twice, no consumer name
+ * with two uids.  Returns 0, or -EBADMSG with *error set as json_fail()
+ * (json-util.h) sets it, naming the entry ("assignments[2]"). */
+int luod_state_assignments_verify(const LuodState *s, char **error);
+
+/* Reads the JSON object e, entry i of an assignments array, into a (its
+ * strings malloc'd, left for the caller to free on failure too): consumer,
+ * guest and pf_identity non-empty UTF-8 strings, vf_index 0..65535,
+ * consumer_uid 0..2^32-2 or absent (VF_ASSIGNMENT_NO_UID).  Returns 0, -ENOMEM, or -EBADMSG with
+ * *error naming the entry, from the guest on with it ("assignments[2]
+ * (guest \"vm-c\"): vf_index: expected int, got string"). */
+int luod_state_assignment_from_json(json_object *e, size_t i, VfAssignment *a, char **error);
+
+/* Appends a to the JSON array as an object: consumer, guest, pf_identity,
+ * vf_index, and consumer_uid unless it is VF_ASSIGNMENT_NO_UID.  Returns 0
+ * or -ENOMEM. */
+int luod_state_assignment_to_json(json_object *array, const VfAssignment *a);
 
 /* Serializes s into fd (a memfd or regular file opened for writing) at
  * offset 0 with pwrite(), then truncates fd to the serialized size.  The file

@@ -13,7 +13,10 @@
  * events are read and stamped as they come (the socket's receive buffer,
  * 128 MiB with SO_RCVBUFFORCE, takes bursts) and none is delivered, so
  * nothing concerning a PF or its VFs can reach a consumer before that PF's
- * restore finished (or failed).
+ * restore finished (or failed).  libudev's monitor rather than
+ * sd_device_monitor: libsystemd's public sd_device_monitor_new() listens on
+ * udev's source only, and a host whose udevd is not (yet) running has only
+ * the kernel's.
  *
  * Once the bus is up (events_attach()), each event is attributed to a PF by
  * the BDFs in its devpath (the PF itself, or a VF through its physfn link;

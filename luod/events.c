@@ -1,18 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libudev.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -49,35 +46,43 @@ typedef struct Sent {           /* per consumer name: what it was sent */
         bool stalled;           /* a send failed: nothing more until it registers again */
 } Sent;
 
-typedef struct Raw {            /* read by the holder thread during the restore */
+typedef struct Raw {            /* read while the restore runs, attributed after it */
         struct udev_device *device;
         uint64_t received_us;
 } Raw;
+
+/* When the first release after the restore happened, step by step
+ * (CLOCK_MONOTONIC µs; 0: not reached). */
+typedef struct ReleaseTimes {
+        uint64_t attach_us;     /* events_attach() called (the bus is up) */
+        uint64_t learned_us;    /* the PFs and VFs present now were read */
+        uint64_t taken_us;      /* the held events were attributed */
+        uint64_t released_us;   /* udevd's queue was empty: held events delivered */
+} ReleaseTimes;
 
 struct Events {
         struct udev *udev;
         struct udev_monitor *monitor;
         struct udev_queue *queue;       /* udev source: udevd's event queue */
-        /* During the restore a thread reads the monitor, stamps each event
-         * with its arrival and keeps it here; nothing is delivered. */
-        pthread_t holder;
-        bool holder_running;
-        int stop_fd;            /* eventfd: the holder stops */
+        /* Read from the start, before the restore: until events_attach()
+         * the PFs are not known, so what is read is only stamped and kept
+         * here; nothing is delivered. */
         Raw *raw;
         size_t n_raw;
         const char *source;
-        sd_event_source *io, *timer;
+        sd_event_source *io, *queue_io, *timer;
         bool attached;
         bool released;          /* the first release after the restore happened */
-        uint64_t attach_us;
+        ReleaseTimes times;
+        void (*on_released)(Manager *m);        /* after the first release */
         EventAttr attr;         /* the PFs known, and which PF a VF or IOMMU group belongs to */
-        DevEvent *pending;      /* read, not delivered (reorder window) */
+        DevEvent *pending;      /* read, not delivered (udevd may still finish older ones) */
         size_t n_pending, pending_cap;
         DevEvent *ring;         /* delivered, for GetEvents: ring[(start + i) % max] */
         size_t ring_start, ring_n, ring_max;
         Sent *sent;
         size_t n_sent;
-        uint64_t received, delivered, held, unattributed, dropped, late, replayed_uevents;
+        uint64_t received, delivered, held, unattributed, dropped, late, replayed_uevents, waited_out;
         uint64_t last_seqnum;   /* highest delivered */
         uint64_t max_seqnum;    /* highest read */
         uint64_t overrun_seqnum;        /* highest read before the socket overran */
@@ -154,74 +159,16 @@ static bool receive_error_is_loss(Events *e) {
         return true;
 }
 
-/* The holder thread: reads and stamps events until stop_fd is written. */
-static void *holder_run(void *userdata) {
-        Events *e = userdata;
-        sigset_t mask;
-
-        /* SIGTERM and SIGINT are for the main thread (default action during
-         * the restore, sd-event after). */
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        (void) pthread_sigmask(SIG_BLOCK, &mask, NULL);
-        struct pollfd p[2] = {
-                { .fd = udev_monitor_get_fd(e->monitor), .events = POLLIN },
-                { .fd = e->stop_fd, .events = POLLIN },
-        };
-
-        for (;;) {
-                if (poll(p, 2, -1) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        log_error_errno(-errno, "Device events: poll: %m; holder stops");
-                        return NULL;
-                }
-                if (p[0].revents & POLLIN) {
-                        errno = 0;
-                        struct udev_device *d = udev_monitor_receive_device(e->monitor);
-                        if (!d) {
-                                (void) receive_error_is_loss(e);
-                                continue;
-                        }
-                        Raw *n = reallocarray(e->raw, e->n_raw + 1, sizeof(Raw));
-                        if (!n) {
-                                udev_device_unref(d);
-                                log_error("Device events: out of memory while holding; event dropped");
-                                e->overrun = true;
-                                continue;
-                        }
-                        e->raw = n;
-                        e->raw[e->n_raw++] = (Raw) { .device = d, .received_us = now_usec() };
-                        continue;
-                }
-                if (p[1].revents & POLLIN)
-                        return NULL;
-        }
-}
-
-static void stop_holder(Events *e) {
-        if (!e->holder_running)
-                return;
-        uint64_t one = 1;
-        if (write(e->stop_fd, &one, sizeof(one)) < 0)
-                log_error_errno(-errno, "Device events: cannot stop the holder thread: %m");
-        pthread_join(e->holder, NULL);
-        e->holder_running = false;
-}
-
 void events_done(Manager *m) {
         Events *e = m->events;
 
         if (!e)
                 return;
-        stop_holder(e);
         for (size_t i = 0; i < e->n_raw; i++)
                 udev_device_unref(e->raw[i].device);
         free(e->raw);
-        if (e->stop_fd >= 0)
-                close(e->stop_fd);
         sd_event_source_unref(e->io);
+        sd_event_source_unref(e->queue_io);
         sd_event_source_unref(e->timer);
         udev_monitor_unref(e->monitor);
         udev_queue_unref(e->queue);
@@ -240,15 +187,63 @@ void events_done(Manager *m) {
         m->events = NULL;
 }
 
+static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+static int on_queue(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+
+/* The monitor on e->source, filtered to pci, vfio and net, its 128 MiB
+ * receive buffer, bound. */
+static int open_monitor(Events *e) {
+        const char *subsystems[] = { "pci", "vfio", "net" };
+        int r;
+
+        e->monitor = udev_monitor_new_from_netlink(e->udev, e->source);
+        if (!e->monitor) {
+                r = -errno ?: -EIO;
+                return log_error_errno(r, "Cannot open a device event monitor (%s source): %m; no device events",
+                                       e->source);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(subsystems); i++) {
+                r = udev_monitor_filter_add_match_subsystem_devtype(e->monitor, subsystems[i], NULL);
+                if (r < 0)
+                        return log_error_errno(r, "Device events: cannot filter subsystem %s: %m", subsystems[i]);
+        }
+        r = udev_monitor_set_receive_buffer_size(e->monitor, EVENTS_RCVBUF);
+        if (r < 0)
+                log_warning_errno(r, "Device events: cannot set a %d MiB receive buffer (SO_RCVBUFFORCE): %m; "
+                                  "events may overrun during the restore", EVENTS_RCVBUF >> 20);
+        r = udev_monitor_enable_receiving(e->monitor);
+        if (r < 0)
+                return log_error_errno(r, "Device events: cannot bind the monitor (%s source): %m", e->source);
+        return 0;
+}
+
+/* udevd's queue (udev source only): an inotify fd on /run/udev that wakes
+ * the loop when the queue file goes away, so held and live events go out
+ * the moment udevd has finished every older one. */
+static int watch_queue(Manager *m, Events *e) {
+        int fd, r;
+
+        e->queue = udev_queue_new(e->udev);
+        if (!e->queue)
+                return log_error_errno(-ENOMEM, "Device events: %m");
+        fd = udev_queue_get_fd(e->queue);
+        if (fd < 0)
+                return log_error_errno(fd, "Device events: cannot watch udevd's queue (/run/udev): %m");
+        r = sd_event_add_io(m->event, &e->queue_io, fd, EPOLLIN, on_queue, m);
+        if (r < 0)
+                return log_error_errno(r, "Device events: cannot watch udevd's queue: %m");
+        return 0;
+}
+
 int events_start(Manager *m, unsigned buffer_max) {
         Events *e;
         int r;
 
+        assert(m->event);
         e = calloc(1, sizeof(*e));
         if (!e)
                 return log_error_errno(-ENOMEM, "Device events: %m");
         m->events = e;
-        e->stop_fd = -EBADF;
         e->attr.sysfs = &sysfs_ops;
         e->ring_max = buffer_max ?: EVENTS_BUFFER_DEFAULT;
         e->ring = calloc(e->ring_max, sizeof(DevEvent));
@@ -260,47 +255,18 @@ int events_start(Manager *m, unsigned buffer_max) {
         /* udevd announces events on the "udev" source after its rules ran;
          * without udevd nothing comes there, so take the kernel's. */
         e->source = access("/run/udev/control", F_OK) >= 0 ? "udev" : "kernel";
-        e->monitor = udev_monitor_new_from_netlink(e->udev, e->source);
-        if (!e->monitor) {
-                r = -errno ?: -EIO;
-                log_error_errno(r, "Cannot open a device event monitor (%s source): %m; no device events", e->source);
-                events_done(m);
-                return r;
+        r = open_monitor(e);
+        if (r >= 0 && strcmp(e->source, "udev") == 0)
+                r = watch_queue(m, e);
+        if (r >= 0) {
+                r = sd_event_add_io(m->event, &e->io, udev_monitor_get_fd(e->monitor), EPOLLIN, on_io, m);
+                if (r < 0)
+                        log_error_errno(r, "Device events: cannot watch the monitor: %m");
         }
-        const char *subsystems[] = { "pci", "vfio", "net" };
-        for (size_t i = 0; i < ELEMENTSOF(subsystems); i++) {
-                r = udev_monitor_filter_add_match_subsystem_devtype(e->monitor, subsystems[i], NULL);
-                if (r < 0) {
-                        log_error_errno(r, "Device events: cannot filter subsystem %s: %m", subsystems[i]);
-                        events_done(m);
-                        return r;
-                }
-        }
-        r = udev_monitor_set_receive_buffer_size(e->monitor, EVENTS_RCVBUF);
-        if (r < 0)
-                log_warning_errno(r, "Device events: cannot set a %d MiB receive buffer (SO_RCVBUFFORCE): %m; "
-                                  "events may overrun during the restore", EVENTS_RCVBUF >> 20);
-        r = udev_monitor_enable_receiving(e->monitor);
         if (r < 0) {
-                log_error_errno(r, "Device events: cannot bind the monitor (%s source): %m", e->source);
                 events_done(m);
                 return r;
         }
-        if (strcmp(e->source, "udev") == 0)
-                e->queue = udev_queue_new(e->udev);
-        e->stop_fd = eventfd(0, EFD_CLOEXEC);
-        if (e->stop_fd < 0) {
-                r = log_error_errno(-errno, "Device events: eventfd: %m");
-                events_done(m);
-                return r;
-        }
-        r = -pthread_create(&e->holder, NULL, holder_run, e);
-        if (r < 0) {
-                log_error_errno(r, "Device events: cannot start the holder thread: %m");
-                events_done(m);
-                return r;
-        }
-        e->holder_running = true;
         log_info("Watching pci, vfio and net device events (%s source), held until the restore ends", e->source);
         return 0;
 }
@@ -395,6 +361,31 @@ static int take(Events *e, struct udev_device *d, uint64_t received_us) {
         return 0;
 }
 
+/* Before events_attach(): what the socket has now, stamped and kept in
+ * e->raw (the PFs are not known yet, so nothing is attributed). */
+static void hold(Events *e) {
+        for (unsigned got = 0; got < EVENTS_DRAIN_MAX; got++) {
+                struct udev_device *d;
+
+                errno = 0;
+                d = udev_monitor_receive_device(e->monitor);
+                if (!d) {
+                        if (receive_error_is_loss(e) || errno == EINTR)
+                                continue;
+                        return;
+                }
+                Raw *n = reallocarray(e->raw, e->n_raw + 1, sizeof(Raw));
+                if (!n) {
+                        udev_device_unref(d);
+                        log_error("Device events: out of memory while holding; event dropped");
+                        e->overrun = true;
+                        continue;
+                }
+                e->raw = n;
+                e->raw[e->n_raw++] = (Raw) { .device = d, .received_us = now_usec() };
+        }
+}
+
 /* Reads what the socket has now into e->pending, at most max events
  * (the event loop keeps turning under a flood).  Returns how many. */
 static int drain(Events *e, unsigned max) {
@@ -487,7 +478,9 @@ static int send_to(Manager *m, const char *consumer, const char *sender, const D
 }
 
 /* udevd still works on events: some of seqnum lower than those read may
- * come yet (it finishes events of unrelated devices in any order). */
+ * come yet (it finishes events of unrelated devices in any order).  It
+ * creates /run/udev/queue with the first event it queues and removes it
+ * once it finished the last; the kernel source has no such queue. */
 static bool udev_busy(Events *e) {
         return e->queue && udev_queue_get_queue_is_empty(e->queue) == 0;
 }
@@ -498,13 +491,45 @@ static int cmp_seqnum(const void *a, const void *b) {
         return x->seqnum < y->seqnum ? -1 : x->seqnum > y->seqnum;
 }
 
+static double ms_between(uint64_t from, uint64_t to) {
+        return from && to >= from ? (double) (to - from) / 1000.0 : 0.0;
+}
+
+/* The first release after the restore: where the time from the restore's
+ * end to it went. */
+static void log_release(Manager *m) {
+        Events *e = m->events;
+
+        e->times.released_us = now_usec();
+        log_info("Device events: %zu held events released %.1f ms after the restore ended: %.1f ms until "
+                 "events_attach() (report, bus), %.1f ms reading the PFs and VFs, %.1f ms attributing, "
+                 "%.1f ms waiting for udevd's queue", e->n_pending,
+                 ms_between(m->restore_end_us, e->times.released_us),
+                 ms_between(m->restore_end_us, e->times.attach_us),
+                 ms_between(e->times.attach_us, e->times.learned_us),
+                 ms_between(e->times.learned_us, e->times.taken_us),
+                 ms_between(e->times.taken_us, e->times.released_us));
+}
+
+static void first_release_done(Manager *m) {
+        Events *e = m->events;
+
+        if (e->released)
+                return;
+        e->released = true;
+        if (e->on_released)
+                e->on_released(m);
+}
+
 /* Delivers every pending event in seqnum order, into the ring and to the
  * consumers of its PF. */
 static void flush(Manager *m) {
         Events *e = m->events;
 
+        if (!e->released)
+                log_release(m);
         if (e->n_pending == 0) {
-                e->released = true;
+                first_release_done(m);
                 return;
         }
         qsort(e->pending, e->n_pending, sizeof(DevEvent), cmp_seqnum);
@@ -514,16 +539,16 @@ static void flush(Manager *m) {
                 /* Held: everything in the first release after the restore
                  * (what came before it and while udevd finished the
                  * restore's events). */
-                if (!e->released || ev->received_us < e->attach_us) {
+                if (!e->released || ev->received_us < e->times.learned_us) {
                         ev->held_us = now_usec() - ev->received_us;
                         e->held++;
                 }
                 if (ev->seqnum && ev->seqnum <= e->last_seqnum) {
                         e->late++;
                         log_warning("Device event %" PRIu64 " (%s %s) came after %" PRIu64
-                                    " was delivered (beyond the %u ms reorder window); delivered late",
+                                    " was delivered (udevd held it past the %u s bound); delivered late",
                                     ev->seqnum, ev->action, ev->devpath, e->last_seqnum,
-                                    (unsigned) (EVENTS_REORDER_USEC / 1000));
+                                    (unsigned) (EVENTS_MAX_WAIT_USEC / 1000000));
                 } else
                         e->last_seqnum = ev->seqnum;
                 ev->order = ++e->last_order;
@@ -549,51 +574,72 @@ static void flush(Manager *m) {
                 e->ring_n++;
         }
         e->n_pending = 0;
-        e->released = true;
+        first_release_done(m);
 }
 
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata);
 
+/* The timer at the absolute CLOCK_MONOTONIC time usec, unless it is armed
+ * for earlier. */
 static void arm_timer(Manager *m, uint64_t usec) {
         Events *e = m->events;
-        uint64_t t;
+        int enabled = SD_EVENT_OFF;
+        uint64_t t = 0;
 
-        if (sd_event_now(m->event, CLOCK_MONOTONIC, &t) < 0)
-                return;
         if (!e->timer) {
-                (void) sd_event_add_time(m->event, &e->timer, CLOCK_MONOTONIC, t + usec, 0, on_timer, m);
+                (void) sd_event_add_time(m->event, &e->timer, CLOCK_MONOTONIC, usec, 0, on_timer, m);
                 return;
         }
-        int enabled = SD_EVENT_OFF;
         (void) sd_event_source_get_enabled(e->timer, &enabled);
-        if (enabled == SD_EVENT_OFF) {
-                (void) sd_event_source_set_time(e->timer, t + usec);
+        (void) sd_event_source_get_time(e->timer, &t);
+        if (enabled == SD_EVENT_OFF || usec < t) {
+                (void) sd_event_source_set_time(e->timer, usec);
                 (void) sd_event_source_set_enabled(e->timer, SD_EVENT_ONESHOT);
         }
 }
 
-/* Live events go out once udevd's queue is empty (nothing older can come
- * any more) and the reorder window passed, or at the latest after
- * EVENTS_MAX_WAIT_USEC. */
+/* Delivers the pending events once nothing older can come: at once when
+ * udevd's queue is empty (or there is none: the kernel source is in
+ * order), else when it empties (on_queue()), at the latest
+ * EVENTS_MAX_WAIT_USEC after the oldest pending event arrived (held ones
+ * count from events_attach()). */
+static void release(Manager *m) {
+        Events *e = m->events;
+
+        if (!e->attached || e->n_pending == 0)
+                return;
+        if (udev_busy(e)) {
+                uint64_t oldest = UINT64_MAX;
+
+                for (size_t i = 0; i < e->n_pending; i++)
+                        oldest = MIN(oldest, e->pending[i].received_us);
+                arm_timer(m, MAX(oldest, e->times.learned_us) + EVENTS_MAX_WAIT_USEC);
+                return;
+        }
+        /* Empty: whatever udevd sent before it emptied is in the socket
+         * now; read it all, then deliver in seqnum order. */
+        while (drain(e, EVENTS_DRAIN_MAX) > 0)
+                ;
+        flush(m);
+}
+
+/* udevd kept an event past EVENTS_MAX_WAIT_USEC: deliver what is pending
+ * anyway (an older event still in udevd comes late, counted). */
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         Events *e = m->events;
 
         (void) s;
         (void) usec;
-        if (drain(e, EVENTS_DRAIN_MAX) > 0)
-                inventory_cache_invalidate(m);
-        if (e->n_pending == 0)
-                return 0;
-        uint64_t oldest = UINT64_MAX;
-        for (size_t i = 0; i < e->n_pending; i++)
-                oldest = e->pending[i].received_us < oldest ? e->pending[i].received_us : oldest;
-        /* Held events count from the end of the restore. */
-        oldest = MAX(oldest, e->attach_us);
-        if (udev_busy(e) && now_usec() - oldest < EVENTS_MAX_WAIT_USEC) {
-                arm_timer(m, EVENTS_REORDER_USEC / 2);
+        if (e->n_pending == 0 || !udev_busy(e)) {
+                release(m);
                 return 0;
         }
+        e->waited_out++;
+        log_warning("Device events: udevd's queue is still busy %u s after the oldest of %zu pending events "
+                    "arrived; delivering them now", (unsigned) (EVENTS_MAX_WAIT_USEC / 1000000), e->n_pending);
+        while (drain(e, EVENTS_DRAIN_MAX) > 0)
+                ;
         flush(m);
         return 0;
 }
@@ -605,11 +651,27 @@ static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         (void) s;
         (void) fd;
         (void) revents;
+        if (!e->attached) {
+                hold(e);
+                return 0;
+        }
         /* Any device event may change the inventory (VFs, drivers, PFs). */
         if (drain(e, EVENTS_DRAIN_MAX) > 0)
                 inventory_cache_invalidate(m);
-        if (e->n_pending > 0)
-                arm_timer(m, EVENTS_REORDER_USEC);
+        release(m);
+        return 0;
+}
+
+/* Something in /run/udev was deleted: perhaps the queue file. */
+static int on_queue(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        Events *e = m->events;
+
+        (void) s;
+        (void) fd;
+        (void) revents;
+        (void) udev_queue_flush(e->queue);
+        release(m);
         return 0;
 }
 
@@ -638,20 +700,23 @@ static int replay_uevents(Events *e, const PfRestore *pf) {
         return n;
 }
 
-int events_attach(Manager *m, const PfRestore *pfs, size_t n_pfs, bool replay) {
+int events_attach(Manager *m, const PfRestore *pfs, size_t n_pfs, bool replay, void (*on_released)(Manager *m)) {
         Events *e = m->events;
         int r;
 
         if (!e)
                 return 0;
+        hold(e);        /* what came since the loop last ran (the report, the bus) */
+        e->times.attach_us = now_usec();
+        e->on_released = on_released;
         r = learn_devices(e);
         if (r < 0)
                 log_warning_errno(r, "Device events: cannot list the PFs and VFs now: %m; attributing by physfn only");
         for (size_t i = 0; pfs && i < n_pfs; i++)
                 if (pfs[i].identity && pfs[i].error == 0 && replay)
                         (void) replay_uevents(e, &pfs[i]);
-        stop_holder(e);
-        e->attach_us = now_usec();
+        /* What came until now was held; the replayed uevents too. */
+        e->times.learned_us = now_usec();
         e->attached = true;
         for (size_t i = 0; i < e->n_raw; i++)
                 (void) take(e, e->raw[i].device, e->raw[i].received_us);
@@ -660,17 +725,14 @@ int events_attach(Manager *m, const PfRestore *pfs, size_t n_pfs, bool replay) {
         e->n_raw = 0;
         while (drain(e, EVENTS_DRAIN_MAX) > 0)
                 ;
+        e->times.taken_us = now_usec();
         log_info("Device events: %" PRIu64 " held during the restore (%" PRIu64 " of other devices), "
                  "released in seqnum order once udevd's queue is empty", (uint64_t) e->n_pending, e->unattributed);
-        /* The restore's own events may still be in udevd: the timer sends
-         * them once its queue is empty (bounded), the loop serving calls. */
-        if (udev_busy(e))
-                arm_timer(m, EVENTS_REORDER_USEC / 2);
-        else
+        /* The restore's own events may still be in udevd: they go out when
+         * its queue empties (bounded), the loop serving calls meanwhile. */
+        release(m);
+        if (e->n_pending == 0 && !e->released)
                 flush(m);
-        r = sd_event_add_io(m->event, &e->io, udev_monitor_get_fd(e->monitor), EPOLLIN, on_io, m);
-        if (r < 0)
-                return log_error_errno(r, "Device events: cannot watch the monitor: %m");
         return 0;
 }
 
@@ -769,6 +831,21 @@ json_object *events_report(Manager *m) {
         json_object_object_add(o, "late", json_object_new_int64((int64_t) e->late));
         json_object_object_add(o, "overrun", json_object_new_boolean(e->overrun));
         json_object_object_add(o, "replayed_uevents", json_object_new_int64((int64_t) e->replayed_uevents));
+        json_object_object_add(o, "waited_out", json_object_new_int64((int64_t) e->waited_out));
+        json_object *rel = json_object_new_object();
+        if (rel && e->times.released_us) {
+                json_object_object_add(rel, "after_restore_ms",
+                                       json_object_new_double(ms_between(m->restore_end_us, e->times.released_us)));
+                json_object_object_add(rel, "until_attach_ms",
+                                       json_object_new_double(ms_between(m->restore_end_us, e->times.attach_us)));
+                json_object_object_add(rel, "scan_ms",
+                                       json_object_new_double(ms_between(e->times.attach_us, e->times.learned_us)));
+                json_object_object_add(rel, "attribute_ms",
+                                       json_object_new_double(ms_between(e->times.learned_us, e->times.taken_us)));
+                json_object_object_add(rel, "udev_queue_ms",
+                                       json_object_new_double(ms_between(e->times.taken_us, e->times.released_us)));
+        }
+        json_object_object_add(o, "release", rel);
         return o;
 }
 

@@ -8,10 +8,15 @@
  * start, before the restore: a libudev monitor on the "udev" source (events
  * after systemd-udevd processed them), or on the "kernel" source when udevd
  * is not running (/run/udev/control missing; the report says which).  The
- * holder thread reads and stamps them while the restore runs (the socket's
- * receive buffer, 128 MiB with SO_RCVBUFFORCE, takes bursts) and delivers
- * none, so nothing concerning a PF or its VFs can reach a consumer before
- * that PF's restore finished (or failed).
+ * monitor's fd is on luod's sd-event loop from the start, and the loop runs
+ * while the restore's workers do (restore_all() with RestoreOptions.event):
+ * events are read and stamped as they come (the socket's receive buffer,
+ * 128 MiB with SO_RCVBUFFORCE, takes bursts) and none is delivered, so
+ * nothing concerning a PF or its VFs can reach a consumer before that PF's
+ * restore finished (or failed).  libudev's monitor rather than
+ * sd_device_monitor: libsystemd's public sd_device_monitor_new() listens on
+ * udev's source only, and a host whose udevd is not (yet) running has only
+ * the kernel's.
  *
  * Once the bus is up (events_attach()), each event is attributed to a PF by
  * the BDFs in its devpath (the PF itself, or a VF through its physfn link;
@@ -19,13 +24,14 @@
  * (--event-buffer, default 4096 events; the oldest dropped first, counted
  * and logged) and delivered as the unicast signal DeviceEvent to each
  * registered consumer holding a VF of that PF (AssignVF), in kernel
- * sequence-number (SEQNUM) order: udevd finishes events of unrelated devices
- * in any order, so held events go out sorted once udevd's queue is empty
- * (at most EVENTS_MAX_WAIT_USEC later), and live ones wait at least
- * EVENTS_REORDER_USEC and until the queue is empty (same bound).  A consumer that registers gets what it
- * has not been sent yet (per consumer name: none lost, none duplicated
- * across reconnects) right after its GuestRestored signals; GetEvents
- * fetches again from any seqnum.  Events of no known PF are counted, not
+ * sequence-number (SEQNUM) order: udevd finishes events of unrelated
+ * devices in any order, so events go out sorted once udevd's queue is
+ * empty (/run/udev/queue gone, watched with inotify: udev_queue_get_fd()),
+ * at most EVENTS_MAX_WAIT_USEC after the oldest of them arrived; the
+ * kernel source is in order and goes out at once.  A consumer that
+ * registers gets what it has not been sent yet (per consumer name: none
+ * lost, none duplicated across reconnects) right after its GuestRestored
+ * signals; GetEvents fetches again from any seqnum.  Events of no known PF are counted, not
  * delivered. */
 
 #include <stdint.h>
@@ -39,25 +45,30 @@ typedef struct Manager Manager;
 typedef struct Events Events;
 
 #define EVENTS_BUFFER_DEFAULT 4096
-#define EVENTS_REORDER_USEC (200 * 1000)
 #define EVENTS_MAX_WAIT_USEC (5 * 1000 * 1000)
 #define EVENTS_FETCH_MAX 1024   /* events in one GetEvents reply */
 #define EVENTS_BUFFER_MAX 65536 /* --event-buffer */
 
 /* Opens the monitor (udev source, else kernel source) with a filter for
- * pci, vfio and net, and a 128 MiB receive buffer; stores it in m->events.
- * Called before the restore; a thread reads, stamps and holds the events
- * until events_attach().  Returns 0, or a negative errno (logged:
- * luod then runs without device events, and the report says so). */
+ * pci, vfio and net, and a 128 MiB receive buffer; stores it in m->events
+ * and puts its fd (and, on the udev source, an inotify fd on /run/udev for
+ * udevd's queue) on m->event, which must exist.  Called before the
+ * restore: whenever m->event runs, events are read, stamped and held until
+ * events_attach().  Returns 0, or a negative errno (logged: luod then runs
+ * without device events, and the report says so). */
 int events_start(Manager *m, unsigned buffer_max);
 
-/* After the restore, with m->event and m->bus set up: learns the PFs and
- * VFs present now (sysfs), optionally writes "add <uuid>" to the uevent file
- * of every VF of each restored PF (one UUID per PF: SYNTH_UUID groups the
- * replay for udev rules) when replay_uevents, reads what the socket held,
- * and watches for more.  pfs: the restore's results (NULL when nothing was
- * restored).  Returns 0 or a negative errno (logged). */
-int events_attach(Manager *m, const PfRestore *pfs, size_t n_pfs, bool replay_uevents);
+/* After the restore, with m->bus set up: learns the PFs and VFs present
+ * now (sysfs), optionally writes "add <uuid>" to the uevent file of every
+ * VF of each restored PF (one UUID per PF: SYNTH_UUID groups the replay for
+ * udev rules) when replay_uevents, attributes what was held, and releases
+ * it once udevd's queue is empty: now, or later from the loop.  After that
+ * first release on_released(m) is called (may be NULL).  pfs: the
+ * restore's results (NULL when nothing was restored).  Returns 0 (a
+ * failure to read the PFs is logged and leaves attribution by physfn
+ * only). */
+int events_attach(Manager *m, const PfRestore *pfs, size_t n_pfs, bool replay_uevents,
+                  void (*on_released)(Manager *m));
 
 /* A consumer registered: sends it (unicast DeviceEvent signals) every
  * buffered event of its PFs it was not sent yet.  Returns the number of
@@ -70,7 +81,12 @@ uint64_t events_consumer_replayed_us(Manager *m, const char *consumer);
 
 /* {"source", "buffer", "received", "delivered", "held" (delivered after
  * the restore held them), "unattributed", "dropped", "late", "overrun",
- * "replayed_uevents"} for the report, or NULL. */
+ * "replayed_uevents", "waited_out" (releases forced after
+ * EVENTS_MAX_WAIT_USEC with udevd's queue still busy), "release"
+ * {"after_restore_ms": the restore's end to the first release, and its
+ * parts in order: "until_attach_ms" (report, bus), "scan_ms" (PFs and VFs
+ * read, uevents replayed), "attribute_ms", "udev_queue_ms"}} for the
+ * report, or NULL. */
 json_object *events_report(Manager *m);
 
 void events_done(Manager *m);

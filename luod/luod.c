@@ -257,6 +257,13 @@ static int on_stop_signal(sd_event_source *s, const struct signalfd_siginfo *si,
         return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
+/* The report of the restore again, with the device events' figures once
+ * the held ones went out. */
+static void write_report(Manager *m) {
+        if (m->report && *m->update_id)
+                (void) report_write(m, m->update_id);
+}
+
 /* The Manager as the options set it: idle, nothing loaded. */
 static int manager_init_from_args(Manager *m) {
         m->state_dir = arg_state_dir;
@@ -291,14 +298,20 @@ static void record_start_time(void) {
  * SIGTERM still has its default action here: the state is written to the
  * state file, marked consumed by this boot, before the first PF is touched,
  * and a luod started again in this boot resumes from it. */
-static void restore_first(Manager *m) {
+static int restore_first(Manager *m) {
+        int r;
+
         (void) sd_notify(0, "STATUS=restoring");
-        /* Device events from before the restore on: held in the monitor's
-         * socket until the restore ends (events.h). */
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                return log_error_errno(r, "Failed to allocate event loop: %m");
+        /* Device events from before the restore on: the loop reads and
+         * holds them while the restore runs (events.h). */
         if (arg_events)
                 (void) events_start(m, arg_event_buffer);
         (void) consumers_load(m);
         (void) restore_at_start(m);
+        return 0;
 }
 
 /* Serves the bus until a stop signal ends the loop, or the bus goes away.
@@ -340,17 +353,15 @@ int main(int argc, char *argv[]) {
                 return 1;
         }
 
-        restore_first(&m);
+        r = restore_first(&m);
+        if (r < 0)
+                goto finish;
 
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
-        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-                return log_error_errno(-errno, "Failed to block signals: %m"), 1;
-
-        r = sd_event_default(&m.event);
-        if (r < 0) {
-                log_error_errno(r, "Failed to allocate event loop: %m");
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0) {
+                r = log_error_errno(-errno, "Failed to block signals: %m");
                 goto finish;
         }
         /* Before the bus: a stop abandons an update first (unloaded, its
@@ -361,11 +372,8 @@ int main(int argc, char *argv[]) {
         r = bus_open(&m);
         if (r < 0)
                 goto finish;
-        if (m.events) {
-                (void) events_attach(&m, m.restore_pfs, m.n_restore_pfs, arg_replay_uevents);
-                if (m.report && *m.update_id)
-                        (void) report_write(&m, m.update_id);
-        }
+        if (m.events)
+                (void) events_attach(&m, m.restore_pfs, m.n_restore_pfs, arg_replay_uevents, write_report);
 
         r = serve(&m);
 

@@ -313,6 +313,7 @@ static int restore_state(Manager *m, LuodState *s, const char *backend, const ch
                  *how ? ", " : "", how, s->consumed_attempt);
         status_set_state(m, "restoring", NULL);
         opt.driver_wait_usec = m->driver_wait_usec;
+        opt.event = m->event;   /* device events are read while the PFs are restored */
         rr = restore_all(s, &opt, &pfs);
         if (rr == -ENOMEM) {
                 m->state_kept = true;

@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "drivers.h"
 #include "log.h"
@@ -24,6 +27,7 @@ typedef struct Worker {
         PfRestore *result;
         pthread_t thread;
         bool started;
+        int done_fd;            /* eventfd: written once when the thread ends */
 } Worker;
 
 static int fail_pf(PfRestore *res, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -210,6 +214,78 @@ static void *worker_run(void *userdata) {
         return NULL;
 }
 
+static void *worker_thread(void *userdata) {
+        Worker *w = userdata;
+        uint64_t one = 1;
+
+        worker_run(w);
+        if (w->done_fd >= 0 && write(w->done_fd, &one, sizeof(one)) < 0)
+                log_error_errno(-errno, "restore: cannot signal the end of a PF's worker: %m");
+        return NULL;
+}
+
+static int on_worker_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        size_t *left = userdata;
+        uint64_t n;
+
+        (void) s;
+        (void) revents;
+        if (read(fd, &n, sizeof(n)) == (ssize_t) sizeof(n))
+                *left -= MIN((size_t) n, *left);
+        return 0;
+}
+
+/* Until `started` workers wrote done_fd.  Meanwhile event runs, when it is
+ * not dispatching already (a restore asked for over D-Bus waits plainly):
+ * its sources (device events) are served while the PFs are restored. */
+static void wait_workers(sd_event *event, int done_fd, size_t started) {
+        _cleanup_(sd_event_source_unrefp) sd_event_source *s = NULL;
+        size_t left = started;
+        uint64_t n;
+
+        if (done_fd < 0)
+                return;         /* pthread_join() waits */
+        if (event && sd_event_get_state(event) == SD_EVENT_INITIAL &&
+            sd_event_add_io(event, &s, done_fd, EPOLLIN, on_worker_done, &left) >= 0)
+                while (left > 0)
+                        if (sd_event_run(event, UINT64_MAX) < 0)
+                                break;
+        while (left > 0) {
+                if (read(done_fd, &n, sizeof(n)) == (ssize_t) sizeof(n))
+                        left -= MIN((size_t) n, left);
+                else if (errno != EINTR)
+                        break;
+        }
+}
+
+/* Runs the n workers, opt->max_parallel at a time (0: all at once), each
+ * on a thread of its own (here when no thread can be had). */
+static void run_workers(Worker *workers, size_t n, const RestoreOptions *opt) {
+        _cleanup_close_ int done_fd = eventfd(0, EFD_CLOEXEC);
+        unsigned width = opt->max_parallel ?: (unsigned) n;
+
+        if (done_fd < 0)
+                log_warning_errno(-errno, "restore: eventfd: %m; the event loop waits until every PF is restored");
+        for (size_t base = 0; base < n; base += width) {
+                size_t end = base + width < n ? base + width : n, started = 0;
+
+                for (size_t i = base; i < end; i++) {
+                        workers[i].done_fd = done_fd;
+                        int k = pthread_create(&workers[i].thread, NULL, worker_thread, &workers[i]);
+                        if (k != 0)
+                                worker_run(&workers[i]);        /* run it here instead */
+                        else {
+                                workers[i].started = true;
+                                started++;
+                        }
+                }
+                wait_workers(opt->event, done_fd, started);
+                for (size_t i = base; i < end; i++)
+                        if (workers[i].started)
+                                pthread_join(workers[i].thread, NULL);
+        }
+}
+
 void restore_results_free(PfRestore *pfs, size_t n) {
         for (size_t i = 0; pfs && i < n; i++) {
                 free(pfs[i].identity);
@@ -255,21 +331,7 @@ int restore_all(const LuodState *want, const RestoreOptions *opt, PfRestore **re
                 };
         }
 
-        unsigned width = opt->max_parallel ?: (unsigned) want->n_pfs;
-        for (size_t base = 0; base < want->n_pfs; base += width) {
-                size_t end = base + width < want->n_pfs ? base + width : want->n_pfs;
-
-                for (size_t i = base; i < end; i++) {
-                        int k = pthread_create(&workers[i].thread, NULL, worker_run, &workers[i]);
-                        if (k != 0)
-                                worker_run(&workers[i]);        /* run it here instead */
-                        else
-                                workers[i].started = true;
-                }
-                for (size_t i = base; i < end; i++)
-                        if (workers[i].started)
-                                pthread_join(workers[i].thread, NULL);
-        }
+        run_workers(workers, want->n_pfs, opt);
 
         /* Read everything back once and compare PF by PF. */
         r = sriov_scan(&after);

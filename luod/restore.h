@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdint.h>
+#include <systemd/sd-event.h>
 
 #include "inventory.h"
 
@@ -29,6 +30,8 @@ typedef struct RestoreOptions {
         uint64_t vf_wait_usec;          /* bound on waiting for the VFs to appear */
         uint64_t pf_deadline_usec;      /* bound on one PF's whole restore */
         unsigned max_parallel;          /* workers at once; 0 = one per PF */
+        sd_event *event;                /* run while the workers do (unless it is
+                                         * dispatching already); NULL: none */
 } RestoreOptions;
 
 #define RESTORE_OPTIONS_DEFAULT                                                \
@@ -52,6 +55,8 @@ typedef struct RestoreOptions {
  * (drivers_load_vf_drivers()), binds each VF as recorded (driver_override +
  * drivers_probe), writes the recorded sriov_drivers_autoprobe, then reads the
  * PF back and compares.  A PF that fails does not hold up the others.
+ * While the workers run, opt->event runs in this thread (when set and not
+ * dispatching already): its sources are served, no others are run.
  *
  * On return *ret_pfs holds want->n_pfs results (free with
  * restore_results_free()).  Returns 0 when every PF was restored and

@@ -20,6 +20,8 @@
  *     inhibit MODE WHY keep     take an inhibitor and keep it until exit
  *     poke                      write a byte into the last kept inhibitor's fd
  *                               (luod must not take that for a release)
+ *     dry-run KERNEL INITRD     Update(KERNEL, INITRD, "", DRY_RUN): prints "plan ok", or
+ *                               fails with luod's error name (as every action does)
  *     abandoned SECONDS         wait at most SECONDS for UpdateAbandoned (fails
  *                               without it); prints "abandoned UPDATE-ID REASON"
  *
@@ -334,6 +336,16 @@ int main(int argc, char *argv[]) {
                 } else if (strcmp(a, "events") == 0 && argc - i >= 1) {
                         if (pump(bus, (uint64_t) (strtod(argv[i++], NULL) * 1e6)) < 0)
                                 return 1;
+                } else if (strcmp(a, "dry-run") == 0 && argc - i >= 2) {
+                        sd_bus_message *reply = NULL;
+
+                        /* Update's flag 1: UPDATE_DRY_RUN (proto/org.luod1.Manager.xml). */
+                        if (call(bus, "dry-run", "Update", &reply, "ssst", argv[i], argv[i + 1], "",
+                                 (uint64_t) 1) < 0)
+                                return 1;
+                        sd_bus_message_unref(reply);
+                        printf("plan ok\n");
+                        i += 2;
                 } else if (strcmp(a, "fetch") == 0 && argc - i >= 1) {
                         sd_bus_message *reply = NULL;
                         uint64_t lost = 0;

@@ -510,7 +510,19 @@ tb_host_update() {
 		case $l in *"] persist"*) tb_say "HOSTMARK luod-persist" ;; esac
 	done
 	cat /tmp/update.out >/dev/console
-	case " $* " in *" --via-systemd "*) sleep 600 ;; esac
+	case " $* " in *" --via-systemd "*)
+		# luod handed the kexec to systemd, which waits for the delay
+		# inhibitor TB_SHUTDOWN_INHIBITOR (if any): meanwhile the update
+		# is loaded and another one is refused by name.
+		if [ -n "${TB_SHUTDOWN_INHIBITOR:-}" ]; then
+			l=0
+			luoctl update --kernel "$kernel" --dry-run >/tmp/update-loaded.out 2>&1 || l=$?
+			tb_check "a second Update while the first waits for systemd's kexec: UpdateLoaded (luoctl exit 4, was $l)" \
+				sh -c "[ $l -eq 4 ] && grep -q 'is already loaded' /tmp/update-loaded.out"
+			kill "$TB_SHUTDOWN_INHIBITOR"
+		fi
+		sleep 600 ;;
+	esac
 	tb_host_show_luod
 	tb_abort "luoctl update returned without a kexec"
 }

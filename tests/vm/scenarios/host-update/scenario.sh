@@ -68,6 +68,15 @@ stage1() {
 		tb_finish
 		return
 	fi
+	# systemctl kexec: a logind delay inhibitor on shutdown holds the kexec
+	# back while luod has the update loaded (tb_host_update checks
+	# UpdateLoaded then and lets it go).
+	if [ -n "$HOST_VIA" ]; then
+		systemd-inhibit --what=shutdown --mode=delay --who=luod-tb --why="checking UpdateLoaded" \
+			sleep 600 &
+		TB_SHUTDOWN_INHIBITOR=$!
+		sleep 1
+	fi
 	tb_host_update 2 "/boot/vmlinuz-$KREL" $UPDATE_ARGS $HOST_VIA
 }
 

@@ -55,9 +55,12 @@ stage1() {
 		grep -q '"drivers": "present in .*lib.*modules' /tmp/plan
 	mount --bind /luod-tb/modules-no-igb /lib/modules
 	luoctl update --kernel /luod-tb/bzImage --initrd /tmp/initrd2 --dry-run >/tmp/plan-no-igb 2>&1
+	tb-hypervisor - dry-run /luod-tb/bzImage /tmp/initrd2 >/tmp/plan-no-igb.bus 2>&1
 	umount /lib/modules
 	tb_check "preflight: a new kernel without igb is refused, naming the PF" \
 		grep -q "lacks drivers: PF $igb (igb): no driver in .* matches pci:v00008086" /tmp/plan-no-igb
+	tb_check "... as org.luod1.Error.DriversMissing" grep -q '\[org.luod1.Error.DriversMissing\]$' /tmp/plan-no-igb.bus
+	check_invalid_record
 	tb_check "a missing kernel image is refused, naming it" \
 		sh -c 'luoctl update --kernel /nonexistent --yes 2>&1 | grep -q "/nonexistent"'
 	tb_check "a file kexec cannot load is refused, nothing changes" \
@@ -96,6 +99,26 @@ stage1() {
 	# luod-persist), the blackout start of the guest whose consumer never
 	# let go (hv3's vm-d).
 	tb_update_kexec 2
+}
+
+# A record the next kernel's luod could not read is refused in the
+# preflight, dry runs included: a VF's driver_override that is not UTF-8
+# (the kernel takes any bytes).  No module indexes for the new kernel (an
+# empty /lib/modules), so the driver check does not refuse it first.
+check_invalid_record() {
+	local vf
+	vf=$(tb_vfs "$igb" | tail -n 1)
+	mkdir -p /tmp/no-modules
+	mount --bind /tmp/no-modules /lib/modules
+	printf '\377vfio\n' >"/sys/bus/pci/devices/$vf/driver_override"
+	tb-hypervisor - dry-run /luod-tb/bzImage /tmp/initrd2 >/tmp/plan-invalid.bus 2>&1
+	echo >"/sys/bus/pci/devices/$vf/driver_override"
+	umount /lib/modules
+	tb_info </tmp/plan-invalid.bus
+	tb_check "preflight: a VF driver_override that is not UTF-8 is refused as org.luod1.Error.InvalidRecord" \
+		grep -q 'driver_override.*\[org.luod1.Error.InvalidRecord\]$' /tmp/plan-invalid.bus
+	tb_check "... and the override is gone again" \
+		sh -c "[ \"\$(cat /sys/bus/pci/devices/$vf/driver_override)\" = '(null)' ]"
 }
 
 # The initrd backend loads after the wait for delay inhibitors, long after
@@ -143,6 +166,15 @@ check_events() {
 	head -n 3 /tmp/hv2-ev.out | tb_info
 	tb_check "report: device events from the udev source" \
 		sh -c 'luoctl report --json | tr -d " \n" | grep -q "\"events\":{\"source\":\"udev\""'
+	# Where the time from the restore's end to the release of the held
+	# events went: its parts in order, adding up to the whole.
+	luoctl report --json | tr -d ' \n' | sed -n 's/.*"release":{\([^}]*\)}.*/\1/p' | tr ',' '\n' |
+		sed 's/"//g; s/:/ /' >/tmp/release.txt
+	sed 's/^/events release: /' /tmp/release.txt | tb_info
+	tb_check "report: events.release, the restore's end to the release, is the sum of its four parts" \
+		awk '{ v[$1] = $2 } END { s = v["until_attach_ms"] + v["scan_ms"] + v["attribute_ms"] + v["udev_queue_ms"];
+			exit !(NR == 5 && v["after_restore_ms"] > 0 && s - v["after_restore_ms"] < 0.5 &&
+				v["after_restore_ms"] - s < 0.5) }' /tmp/release.txt
 	for x in "hv2 $id0 $id1" "hv3 $id1 $id0"; do
 		set -- $x
 		hv=$1 mine=$2 other=$3

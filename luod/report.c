@@ -218,6 +218,35 @@ json_object *report_guests(const Guest *guests, size_t n) {
         return a;
 }
 
+/* The report's "events": the device events' figures (events_stats()), or
+ * NULL when out of memory. */
+static json_object *events_json(Manager *m) {
+        _cleanup_(events_stats_done) EventsStats s = {};
+        json_object *o, *by_pf;
+
+        if (events_stats(m, &s) < 0)
+                return NULL;
+        o = json_object_new_object();
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "source", json_object_new_string(s.source));
+        json_object_object_add(o, "buffer", json_object_new_int64((int64_t) s.buffer));
+        json_object_object_add(o, "received", json_object_new_int64((int64_t) s.received));
+        json_object_object_add(o, "delivered", json_object_new_int64((int64_t) s.delivered));
+        json_object_object_add(o, "held", json_object_new_int64((int64_t) s.held));
+        json_object_object_add(o, "unattributed", json_object_new_int64((int64_t) s.unattributed));
+        json_object_object_add(o, "dropped", json_object_new_int64((int64_t) s.dropped));
+        by_pf = json_object_new_object();
+        for (size_t i = 0; by_pf && i < s.n_dropped_by_pf; i++)
+                json_object_object_add(by_pf, s.dropped_by_pf[i].identity,
+                                       json_object_new_int64((int64_t) s.dropped_by_pf[i].dropped));
+        json_object_object_add(o, "dropped_by_pf", by_pf);
+        json_object_object_add(o, "late", json_object_new_int64((int64_t) s.late));
+        json_object_object_add(o, "overrun", json_object_new_boolean(s.overrun));
+        json_object_object_add(o, "replayed_uevents", json_object_new_int64((int64_t) s.replayed_uevents));
+        return o;
+}
+
 int report_write(Manager *m, const char *update_id) {
         _cleanup_close_ int dir_fd = -EBADF, reports_fd = -EBADF;
         char name[LUOD_UUID_STRING_MAX + 8];
@@ -227,7 +256,7 @@ int report_write(Manager *m, const char *update_id) {
 
         json_object_object_add(m->report, "guests", report_guests(m->guests, m->n_guests));
         if (m->events) {
-                json_object *ev = events_report(m);
+                json_object *ev = events_json(m);
                 if (ev)
                         json_object_object_add(m->report, "events", ev);
         }

@@ -169,7 +169,7 @@ json_object *report_guest_phases(const Guest *g) {
 
                 if (!p)
                         break;
-                json_object_object_add(p, "name", json_object_new_string(g->phases[i].name));
+                json_object_object_add(p, "name", json_object_new_string(guest_phase_to_string(g->phases[i].type)));
                 json_object_object_add(p, "at_ms", ms_new(g->phases[i].at_ms));
                 json_object_array_add(a, p);
         }
@@ -184,6 +184,21 @@ static const char *const guest_result_table[_GUEST_RESULT_MAX] = {
 
 const char *guest_result_to_string(GuestResult r) {
         return r >= 0 && r < _GUEST_RESULT_MAX ? guest_result_table[r] : NULL;
+}
+
+static const char *const guest_phase_table[_GUEST_PHASE_MAX] = {
+        [GUEST_PHASE_BLACKOUT_START] = "blackout-start",
+        [GUEST_PHASE_PERSIST_AND_KEXEC] = "persist-and-kexec",
+        [GUEST_PHASE_KERNEL_START] = "kernel-start",
+        [GUEST_PHASE_LUOD_START] = "luod-start",
+        [GUEST_PHASE_PFS_ENABLED] = "pfs-enabled",
+        [GUEST_PHASE_VFS_BOUND] = "vfs-bound",
+        [GUEST_PHASE_EVENTS_REPLAYED] = "events-replayed",
+        [GUEST_PHASE_RUNNING] = "running",
+};
+
+const char *guest_phase_to_string(GuestPhaseType t) {
+        return t >= 0 && t < _GUEST_PHASE_MAX ? guest_phase_table[t] : NULL;
 }
 
 static json_object *guest_json(const Guest *g) {

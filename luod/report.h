@@ -36,6 +36,11 @@ json_object *report_build(const LuodState *want, const char *backend, const PfRe
 /* "ok", "failed", "running"; NULL for anything else. */
 const char *guest_result_to_string(GuestResult r);
 
+/* "blackout-start", "persist-and-kexec", "kernel-start", "luod-start",
+ * "pfs-enabled", "vfs-bound", "events-replayed", "running"; NULL for
+ * anything else. */
+const char *guest_phase_to_string(GuestPhaseType t);
+
 /* The report's "guests": one object per guest, {consumer, guest, vfs,
  * result "ok"|"failed"|"running", error, downtime_ms (null until
  * GuestRunning), and once running blackout_start, approximate, phases}. */

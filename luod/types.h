@@ -65,11 +65,26 @@ typedef enum GuestResult {
         _GUEST_RESULT_INVALID = -22,    /* -EINVAL */
 } GuestResult;
 
-#define GUEST_PHASES_MAX 8
+/* The points of a guest's way back (guests.c says what each is; report.c
+ * names them). */
+typedef enum GuestPhaseType {
+        GUEST_PHASE_BLACKOUT_START,
+        GUEST_PHASE_PERSIST_AND_KEXEC,
+        GUEST_PHASE_KERNEL_START,
+        GUEST_PHASE_LUOD_START,
+        GUEST_PHASE_PFS_ENABLED,
+        GUEST_PHASE_VFS_BOUND,
+        GUEST_PHASE_EVENTS_REPLAYED,
+        GUEST_PHASE_RUNNING,
+        _GUEST_PHASE_MAX,
+        _GUEST_PHASE_INVALID = -22,     /* -EINVAL */
+} GuestPhaseType;
+
+#define GUEST_PHASES_MAX _GUEST_PHASE_MAX
 
 /* A point of a guest's way back, in ms since its blackout start. */
 typedef struct GuestPhase {
-        const char *name;               /* static */
+        GuestPhaseType type;
         double at_ms;
 } GuestPhase;
 

@@ -310,7 +310,7 @@ static void test_full(const char *dir) {
                 {
                         .consumer = strdup("hv1"), .name = strdup("vm-a"), .vfs = 2, .result = GUEST_RESULT_RUNNING,
                         .running = true, .downtime_ms = 4321.06, .blackout_start = strdup("delay-released:hv1"),
-                        .phases = { { .name = "blackout-start", .at_ms = 0 }, { .name = "running", .at_ms = 4321.06 } },
+                        .phases = { { .type = GUEST_PHASE_BLACKOUT_START, .at_ms = 0 }, { .type = GUEST_PHASE_RUNNING, .at_ms = 4321.06 } },
                         .n_phases = 2,
                 },
                 {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "backend.h"
 #include "config.h"
 #include "consumers.h"
 #include "errors.h"
@@ -85,7 +86,7 @@ static int method_discard(sd_bus_message *msg, void *userdata, sd_bus_error *err
         r = file_remove(m->state_dir);
         if (r < 0 && r != -ENOENT)
                 return sd_bus_error_set_errnof(error, -r, "Removing %s/state.luod-state: %m", m->state_dir);
-        restore_initrd_state_remove(m);
+        backend_initrd_remove_state(m);
         if (m->update_id && *m->update_id && !m->pending.update_id[0])
                 restore_finished_mark(m, m->update_id);
         m->state_kept = false;

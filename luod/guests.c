@@ -20,13 +20,6 @@
 /* Read at the top of main(): when luod started in this kernel. */
 extern uint64_t luod_start_tsc, luod_start_boottime_us;
 
-static void guest_done(Guest *g) {
-        free(g->consumer);
-        free(g->name);
-        free(g->error);
-        free(g->blackout_start);
-}
-
 void guests_done(Manager *m) {
         for (size_t i = 0; i < m->n_guests; i++)
                 guest_done(&m->guests[i]);
@@ -240,9 +233,8 @@ int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 guest_phases(m, g, start, now);
         (void) sd_bus_emit_properties_changed(m->bus, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "Guests", NULL);
         journal_guest_running(m, g);
-        json_object *update_id;
-        if (m->report && json_object_object_get_ex(m->report, "update_id", &update_id))
-                (void) report_write(m, json_object_get_string(update_id));
+        if (m->report)
+                (void) report_write(m);
         log_info("Guest %s of consumer %s runs again: downtime %.1f ms (%s to GuestRunning, %s)",
                  name, c->name, ms, from, approximate ? "wall clock, approximate" : "TSC");
         return sd_bus_reply_method_return(msg, "d", ms);

@@ -363,8 +363,8 @@ int main(int argc, char *argv[]) {
                 goto finish;
         if (m.events) {
                 (void) events_attach(&m, m.restore_pfs, m.n_restore_pfs, arg_replay_uevents);
-                if (m.report && *m.update_id)
-                        (void) report_write(&m, m.update_id);
+                if (m.report)
+                        (void) report_write(&m);
         }
 
         r = serve(&m);

@@ -24,6 +24,7 @@
 #include "inhibitors.h"
 #include "fs-util.h"
 #include "io-util.h"
+#include "json-util.h"
 #include "kexec.h"
 #include "kmsg.h"
 #include "log.h"
@@ -41,6 +42,13 @@
 
 /* Read at the top of main(): when luod started in this kernel. */
 extern uint64_t luod_start_tsc, luod_start_boottime_us;
+
+/* Which attempt at a state a restore is. */
+typedef enum RestoreHow {
+        RESTORE_FIRST,          /* the first, in this boot */
+        RESTORE_RESUMED,        /* again: luod was restarted during the restore */
+        RESTORE_RETRY,          /* again: luoctl retry */
+} RestoreHow;
 
 /* ---- restore at start -------------------------------------------------- */
 
@@ -82,16 +90,13 @@ static void keep_state(Manager *m, const Backend *backend, const char *buf, size
 
 /* One structured journal entry per restore (catalog: units/luod.catalog). */
 static void journal_restore_done(Manager *m, const LuodState *s, const Backend *backend, size_t failed) {
-        json_object *phases = NULL, *p, *name, *ms;
-        const char *blackout = "";
+        _cleanup_(json_object_putp) json_object *phases = m->report ? report_phases_to_json(m->report) : NULL;
+        const ReportPhase *p = m->report ? report_phase_find(m->report, REPORT_PHASE_TOTAL_BLACKOUT) : NULL;
+        char blackout[32] = "";
 
-        if (m->report && json_object_object_get_ex(m->report, "phases", &phases))
-                for (size_t i = 0; i < json_object_array_length(phases); i++) {
-                        p = json_object_array_get_idx(phases, i);
-                        if (json_object_object_get_ex(p, "name", &name) && json_object_object_get_ex(p, "ms", &ms) &&
-                            strcmp(json_object_get_string(name), "total-blackout") == 0)
-                                blackout = json_object_get_string(ms);
-                }
+        /* As the report prints it: 0.1 ms resolution. */
+        if (p)
+                snprintf(blackout, sizeof(blackout), "%.1f", p->ms);
         (void) sd_journal_send("MESSAGE=Live update %s restored %zu of %zu PFs from %s; blackout %s ms",
                                s->update_id, s->n_pfs - failed, s->n_pfs, backend->name, *blackout ? blackout : "unknown",
                                "MESSAGE_ID=" LUOD_MESSAGE_RESTORE_DONE_STR,
@@ -189,34 +194,10 @@ static int state_consume(Manager *m, LuodState *s, const char *boot_id, const Ba
         return 0;
 }
 
-/* Restores s (consumed by this boot, attempt s->consumed_attempt) and
- * reports; drops the state only when every PF came back.  how: "" for the
- * first attempt, "resumed" (luod restarted in the same boot) or "retry"
- * (luoctl retry). */
-/* The restore's report: built from the results, the guests added, the
- * timestamps kept for GuestRunning, and written. */
-static void restore_report(Manager *m, const LuodState *s, const Backend *backend, const char *how,
-                           const PfRestore *pfs, uint64_t end_tsc) {
-        KernelBootLog kboot = {};
-        int r;
-
-        /* After the restore, so as not to add to the blackout; only what
-         * this kernel logged before luod started counts. */
-        r = kmsg_read_boot("/dev/kmsg", luod_start_boottime_us, &kboot);
-        if (r < 0)
-                log_warning_errno(r, "Cannot read /dev/kmsg, the report has no kernel-pci-enumeration: %m");
-        json_object_put(m->report);
-        m->report = report_build(s, backend->name, pfs, luod_start_tsc, luod_start_boottime_us, end_tsc, &kboot);
-        if (!m->report)
-                return;
-        json_object_object_add(m->report, "attempt", json_object_new_int64(s->consumed_attempt));
-        json_object_object_add(m->report, "resumed", json_object_new_boolean(strcmp(how, "resumed") == 0));
-        json_object_object_add(m->report, "retry", json_object_new_boolean(strcmp(how, "retry") == 0));
-        /* Per guest: its VFs back or not; downtime once its consumer says
-         * it runs (GuestRunning), from the blackout start. */
-        (void) guests_from_record(m, s, pfs);
-        /* A retry replaces the timestamps of the attempt before
-         * (m->restored.assignments were just adopted: kept). */
+/* The timestamps of s, kept for GuestRunning's downtimes; a retry
+ * replaces those of the attempt before (m->restored.assignments were just
+ * adopted: kept). */
+static void keep_timestamps(Manager *m, const LuodState *s) {
         for (size_t i = 0; i < m->restored.n_timestamps; i++)
                 free(m->restored.timestamps[i].name);
         free(m->restored.timestamps);
@@ -229,7 +210,34 @@ static void restore_report(Manager *m, const LuodState *s, const Backend *backen
                                                 s->timestamps[i].tsc, s->timestamps[i].realtime_ns);
         }
         m->tsc_khz = s->tsc_khz;
-        (void) report_write(m, s->update_id);
+}
+
+/* The restore's report: built from the results with its attempt, the
+ * guests made, the timestamps kept for GuestRunning, and written. */
+static void restore_report(Manager *m, const LuodState *s, const Backend *backend, RestoreHow how,
+                           const PfRestore *pfs, uint64_t end_tsc) {
+        KernelBootLog kboot = {};
+        int r;
+
+        /* After the restore, so as not to add to the blackout; only what
+         * this kernel logged before luod started counts. */
+        r = kmsg_read_boot("/dev/kmsg", luod_start_boottime_us, &kboot);
+        if (r < 0)
+                log_warning_errno(r, "Cannot read /dev/kmsg, the report has no kernel-pci-enumeration: %m");
+        m->report = report_free(m->report);
+        r = report_build(s, backend, pfs, luod_start_tsc, luod_start_boottime_us, end_tsc, &kboot, &m->report);
+        if (r < 0) {
+                log_error_errno(r, "Failed to build the report of update %s: %m", s->update_id);
+                return;
+        }
+        m->report->attempt = s->consumed_attempt;
+        m->report->resumed = how == RESTORE_RESUMED;
+        m->report->retry = how == RESTORE_RETRY;
+        /* Per guest: its VFs back or not; downtime once its consumer says
+         * it runs (GuestRunning), from the blackout start. */
+        (void) guests_from_record(m, s, pfs);
+        keep_timestamps(m, s);
+        (void) report_write(m);
 }
 
 /* Every PF restored: the preserved state goes (FINISH on the LUO session,
@@ -271,7 +279,9 @@ static int restore_incomplete(Manager *m, const LuodState *s, const Backend *bac
         return rr;
 }
 
-static int restore_state(Manager *m, LuodState *s, const Backend *backend, const char *how) {
+/* Restores s (consumed by this boot, attempt s->consumed_attempt) and
+ * reports; drops the state only when every PF came back. */
+static int restore_state(Manager *m, LuodState *s, const Backend *backend, RestoreHow how) {
         RestoreOptions opt = RESTORE_OPTIONS_DEFAULT;
         PfRestore *pfs = NULL;
         size_t failed = 0;
@@ -279,8 +289,8 @@ static int restore_state(Manager *m, LuodState *s, const Backend *backend, const
         int r, rr;
 
         (void) status_set_string(&m->update_id, s->update_id);
-        log_info("Restoring update %s from %s: %zu PFs%s%s (attempt %u)", s->update_id, backend->name, s->n_pfs,
-                 *how ? ", " : "", how, s->consumed_attempt);
+        log_info("Restoring update %s from %s: %zu PFs%s (attempt %u)", s->update_id, backend->name, s->n_pfs,
+                 how == RESTORE_RESUMED ? ", resumed" : how == RESTORE_RETRY ? ", retry" : "", s->consumed_attempt);
         status_set_state(m, "restoring", NULL);
         opt.driver_wait_usec = m->driver_wait_usec;
         rr = restore_all(s, &opt, &pfs);
@@ -382,7 +392,7 @@ int restore_at_start(Manager *m) {
                 log_notice("Update %s was being restored by an earlier luod in this boot (attempt %u): resuming",
                            s.update_id, s.consumed_attempt);
         (void) state_consume(m, &s, boot, backend);
-        return restore_state(m, &s, backend, resumed ? "resumed" : "");
+        return restore_state(m, &s, backend, resumed ? RESTORE_RESUMED : RESTORE_FIRST);
 }
 
 int restore_retry(Manager *m, char **ret_error) {
@@ -409,7 +419,7 @@ int restore_retry(Manager *m, char **ret_error) {
         if (r < 0)
                 return asprintf(ret_error, "Cannot record the retry in %s/" STATE_FILE_NAME " (%s): nothing done",
                                 m->state_dir, strerror(-r)) < 0 ? -ENOMEM : r;
-        r = restore_state(m, &s, &backend_file, "retry");
+        r = restore_state(m, &s, &backend_file, RESTORE_RETRY);
         if (r < 0)
                 return asprintf(ret_error, "%s", m->last_error) < 0 ? -ENOMEM : r;
         return 0;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -474,6 +475,412 @@ int report_format(const Report *r, char **ret_text, size_t *ret_len) {
         if (ret_len)
                 *ret_len = len;
         return 0;
+}
+
+/* ---- read back ---------------------------------------------------------- */
+
+static int from_table(const char *const *table, size_t n, const char *s) {
+        for (size_t i = 0; s && i < n; i++)
+                if (table[i] && strcmp(table[i], s) == 0)
+                        return (int) i;
+        return -EINVAL;
+}
+
+/* Member key of o: 1 with it in *ret, 0 when it is missing or null,
+ * -EBADMSG when it is of another type (a double may be an integer). */
+static int member(json_object *o, const char *key, json_type type, json_object **ret) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(o, key, &v) || !v)
+                return 0;
+        if (!json_object_is_type(v, type) && !(type == json_type_double && json_object_is_type(v, json_type_int)))
+                return -EBADMSG;
+        *ret = v;
+        return 1;
+}
+
+/* A copy of the string under key into *ret (left NULL when missing or
+ * null: -EBADMSG then if required). */
+static int get_string(json_object *o, const char *key, bool required, char **ret) {
+        json_object *v;
+        int r = member(o, key, json_type_string, &v);
+
+        if (r <= 0)
+                return r < 0 || required ? -EBADMSG : 0;
+        *ret = strdup(json_object_get_string(v));
+        return *ret ? 1 : -ENOMEM;
+}
+
+static int get_uint(json_object *o, const char *key, uint64_t max, uint64_t *ret) {
+        json_object *v;
+        int r = member(o, key, json_type_int, &v);
+
+        if (r <= 0)
+                return r;
+        if (json_object_get_int64(v) < 0 || json_object_get_uint64(v) > max)
+                return -EBADMSG;
+        *ret = json_object_get_uint64(v);
+        return 1;
+}
+
+static int get_double(json_object *o, const char *key, double *ret) {
+        json_object *v;
+        int r = member(o, key, json_type_double, &v);
+
+        if (r > 0)
+                *ret = json_object_get_double(v);
+        return r;
+}
+
+static int get_bool(json_object *o, const char *key, bool *ret) {
+        json_object *v;
+        int r = member(o, key, json_type_boolean, &v);
+
+        if (r > 0)
+                *ret = json_object_get_boolean(v);
+        return r;
+}
+
+/* The enum value of the string under key, named by table; -EBADMSG when it
+ * is missing or names none. */
+static int get_enum(json_object *o, const char *key, const char *const *table, size_t n, int *ret) {
+        json_object *v;
+        int r = member(o, key, json_type_string, &v);
+
+        if (r <= 0)
+                return -EBADMSG;
+        r = from_table(table, n, json_object_get_string(v));
+        if (r < 0)
+                return -EBADMSG;
+        *ret = r;
+        return 1;
+}
+
+static int get_bdf(json_object *o, const char *key, PciBdf *ret) {
+        json_object *v;
+        int r = member(o, key, json_type_string, &v);
+
+        if (r <= 0)
+                return r;
+        return pci_bdf_parse(json_object_get_string(v), ret) < 0 ? -EBADMSG : 1;
+}
+
+/* The array under key and its length (0 when missing or null); each
+ * element must be of type element. */
+static int get_array(json_object *o, const char *key, json_type element, json_object **ret, size_t *ret_n) {
+        json_object *a = NULL;
+        int r = member(o, key, json_type_array, &a);
+
+        *ret_n = 0;
+        if (r <= 0)
+                return r;
+        for (size_t i = 0; i < json_object_array_length(a); i++)
+                if (!json_object_is_type(json_object_array_get_idx(a, i), element))
+                        return -EBADMSG;
+        *ret = a;
+        *ret_n = json_object_array_length(a);
+        return 1;
+}
+
+static int parse_header(json_object *o, Report *r) {
+        uint64_t u = 0;
+        char *backend = NULL;
+        int k;
+
+        k = get_string(o, "update_id", true, &r->update_id);
+        if (k >= 0)
+                k = get_string(o, "old_kernel", false, &r->old_kernel);
+        if (k >= 0)
+                k = get_string(o, "new_kernel", false, &r->new_kernel);
+        if (k >= 0)
+                k = get_string(o, "backend", false, &backend);
+        for (size_t i = 0; k >= 0 && backend && backends[i] && !r->backend; i++)
+                if (strcmp(backends[i]->name, backend) == 0)
+                        r->backend = backends[i];
+        if (k >= 0 && backend && !r->backend)
+                k = -EBADMSG;
+        free(backend);
+        if (k >= 0)
+                k = get_uint(o, "tsc_khz", UINT64_MAX, &r->tsc_khz);
+        if (k >= 0)
+                k = get_bool(o, "approximate", &r->approximate);
+        if (k >= 0 && (k = get_uint(o, "pci_devices_found", UINT_MAX, &u)) > 0)
+                r->pci_devices_found = (unsigned) u;
+        if (k >= 0 && (k = get_uint(o, "attempt", UINT_MAX, &u)) > 0)
+                r->attempt = (unsigned) u;
+        if (k >= 0)
+                k = get_bool(o, "resumed", &r->resumed);
+        if (k >= 0)
+                k = get_bool(o, "retry", &r->retry);
+        return k;
+}
+
+static int parse_phases(json_object *o, Report *r) {
+        json_object *a;
+        size_t n;
+        int k, t;
+
+        k = get_array(o, "phases", json_type_object, &a, &n);
+        if (k < 0 || n > _REPORT_PHASE_MAX)
+                return -EBADMSG;
+        for (size_t i = 0; i < n; i++) {
+                json_object *p = json_object_array_get_idx(a, i);
+
+                k = get_enum(p, "name", report_phase_table, _REPORT_PHASE_MAX, &t);
+                if (k < 0 || get_double(p, "ms", &r->phases[i].ms) <= 0)
+                        return -EBADMSG;
+                r->phases[i].type = t;
+                r->n_phases++;
+        }
+        return 0;
+}
+
+static int parse_inhibitors(json_object *o, Report *r) {
+        json_object *a;
+        size_t n;
+        int k;
+
+        k = get_array(o, "inhibitors", json_type_object, &a, &n);
+        if (k <= 0)
+                return k;
+        r->inhibitors = calloc(n ?: 1, sizeof(ReportInhibitor));
+        if (!r->inhibitors)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(a, i);
+                ReportInhibitor *h = &r->inhibitors[r->n_inhibitors++];
+
+                k = get_string(e, "consumer", true, &h->consumer);
+                if (k >= 0 && (k = get_double(e, "held_ms", &h->held_ms)) > 0)
+                        h->has_held_ms = true;
+                if (k >= 0)
+                        k = get_bool(e, "timed_out", &h->timed_out);
+                if (k < 0)
+                        return k;
+        }
+        return 0;
+}
+
+static int parse_differences(json_object *o, ReportPf *p) {
+        json_object *a;
+        size_t n;
+        int k;
+
+        k = get_array(o, "differences", json_type_string, &a, &n);
+        if (k <= 0)
+                return k;
+        p->differences = calloc(n ?: 1, sizeof(char *));
+        if (!p->differences)
+                return -ENOMEM;
+        for (; p->n_differences < n; p->n_differences++) {
+                p->differences[p->n_differences] = strdup(json_object_get_string(json_object_array_get_idx(a, p->n_differences)));
+                if (!p->differences[p->n_differences])
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int parse_pf(json_object *o, ReportPf *p) {
+        uint64_t numvfs = 0;
+        int k, result;
+
+        k = get_bdf(o, "bdf", &p->bdf);
+        if (k >= 0)
+                k = get_bdf(o, "recorded_bdf", &p->recorded_bdf);
+        if (k >= 0)
+                k = get_string(o, "identity", false, &p->identity);
+        if (k >= 0 && (k = get_uint(o, "numvfs", UINT32_MAX, &numvfs)) > 0)
+                p->numvfs = (uint32_t) numvfs;
+        if (k >= 0 && (k = get_enum(o, "result", pf_result_table, _PF_RESULT_MAX, &result)) > 0)
+                p->result = result;
+        if (k >= 0)
+                k = get_string(o, "error", false, &p->error);
+        if (k >= 0)
+                k = parse_differences(o, p);
+        if (k >= 0)
+                k = get_double(o, "driver_wait_ms", &p->driver_wait_ms);
+        if (k >= 0)
+                k = get_double(o, "enable_ms", &p->enable_ms);
+        if (k >= 0)
+                k = get_double(o, "settings_ms", &p->settings_ms);
+        if (k >= 0)
+                k = get_double(o, "bind_ms", &p->bind_ms);
+        if (k >= 0)
+                k = get_double(o, "verify_ms", &p->verify_ms);
+        if (k >= 0)
+                k = get_uint(o, "end_monotonic_us", UINT64_MAX, &p->end_monotonic_us);
+        if (k >= 0)
+                k = get_double(o, "total_ms", &p->total_ms);
+        return k;
+}
+
+static int parse_pfs(json_object *o, Report *r) {
+        json_object *a;
+        size_t n;
+        int k;
+
+        k = get_array(o, "pfs", json_type_object, &a, &n);
+        if (k <= 0)
+                return k;
+        r->pfs = calloc(n ?: 1, sizeof(ReportPf));
+        if (!r->pfs)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                k = parse_pf(json_object_array_get_idx(a, i), &r->pfs[r->n_pfs++]);
+                if (k < 0)
+                        return k;
+        }
+        return 0;
+}
+
+static int parse_guest_phases(json_object *o, Guest *g) {
+        json_object *a;
+        size_t n;
+        int k, t;
+
+        k = get_array(o, "phases", json_type_object, &a, &n);
+        if (k < 0 || n > GUEST_PHASES_MAX)
+                return -EBADMSG;
+        for (size_t i = 0; i < n; i++) {
+                json_object *p = json_object_array_get_idx(a, i);
+
+                k = get_enum(p, "name", guest_phase_table, _GUEST_PHASE_MAX, &t);
+                if (k < 0 || get_double(p, "at_ms", &g->phases[i].at_ms) <= 0)
+                        return -EBADMSG;
+                g->phases[i].type = t;
+                g->n_phases++;
+        }
+        return 0;
+}
+
+/* A guest as guest_json() wrote it: running when it has a downtime. */
+static int parse_guest(json_object *o, Guest *g) {
+        uint64_t vfs = 0;
+        int k, result;
+
+        k = get_string(o, "consumer", true, &g->consumer);
+        if (k >= 0)
+                k = get_string(o, "guest", true, &g->name);
+        if (k >= 0 && (k = get_uint(o, "vfs", UINT_MAX, &vfs)) > 0)
+                g->vfs = (unsigned) vfs;
+        if (k >= 0 && (k = get_enum(o, "result", guest_result_table, _GUEST_RESULT_MAX, &result)) > 0)
+                g->result = result;
+        if (k >= 0)
+                k = get_string(o, "error", false, &g->error);
+        if (k >= 0 && (k = get_double(o, "downtime_ms", &g->downtime_ms)) > 0)
+                g->running = true;
+        if (k >= 0)
+                k = get_string(o, "blackout_start", false, &g->blackout_start);
+        if (k >= 0)
+                k = get_bool(o, "approximate", &g->approximate);
+        if (k >= 0)
+                k = parse_guest_phases(o, g);
+        return k;
+}
+
+static int parse_guests(json_object *o, Report *r) {
+        json_object *a;
+        size_t n;
+        int k;
+
+        k = get_array(o, "guests", json_type_object, &a, &n);
+        if (k <= 0)
+                return k;
+        r->guests = calloc(n ?: 1, sizeof(Guest));
+        if (!r->guests)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                k = parse_guest(json_object_array_get_idx(a, i), &r->guests[r->n_guests++]);
+                if (k < 0)
+                        return k;
+        }
+        return 0;
+}
+
+static int parse_dropped_by_pf(json_object *o, EventsStats *s) {
+        json_object *d = NULL;
+        int k;
+
+        k = member(o, "dropped_by_pf", json_type_object, &d);
+        if (k <= 0)
+                return k;
+        s->dropped_by_pf = calloc(json_object_object_length(d) ?: 1, sizeof(EventsPfDropped));
+        if (!s->dropped_by_pf)
+                return -ENOMEM;
+        json_object_object_foreach(d, key, value) {
+                EventsPfDropped *e = &s->dropped_by_pf[s->n_dropped_by_pf];
+
+                if (!json_object_is_type(value, json_type_int) || json_object_get_int64(value) < 0)
+                        return -EBADMSG;
+                e->dropped = json_object_get_uint64(value);
+                e->identity = strdup(key);
+                if (!e->identity)
+                        return -ENOMEM;
+                s->n_dropped_by_pf++;
+        }
+        return 0;
+}
+
+static int parse_events(json_object *o, Report *r) {
+        static const char *const counts[] = {
+                "buffer", "received", "delivered", "held", "unattributed", "dropped", "late", "replayed_uevents",
+        };
+        json_object *e = NULL;
+        EventsStats *s;
+        int k;
+
+        k = member(o, "events", json_type_object, &e);
+        if (k <= 0)
+                return k;
+        s = r->events = calloc(1, sizeof(EventsStats));
+        if (!s)
+                return -ENOMEM;
+        uint64_t *fields[] = {
+                &s->buffer, &s->received, &s->delivered, &s->held, &s->unattributed, &s->dropped, &s->late,
+                &s->replayed_uevents,
+        };
+        k = get_string(e, "source", false, &s->source);
+        for (size_t i = 0; k >= 0 && i < ELEMENTSOF(counts); i++)
+                k = get_uint(e, counts[i], UINT64_MAX, fields[i]);
+        if (k >= 0)
+                k = parse_dropped_by_pf(e, s);
+        if (k >= 0)
+                k = get_bool(e, "overrun", &s->overrun);
+        return k;
+}
+
+int report_from_json(json_object *o, Report **ret) {
+        _cleanup_(report_freep) Report *r = NULL;
+        int k;
+
+        if (!json_object_is_type(o, json_type_object))
+                return -EBADMSG;
+        r = calloc(1, sizeof(Report));
+        if (!r)
+                return -ENOMEM;
+        k = parse_header(o, r);
+        if (k >= 0)
+                k = parse_phases(o, r);
+        if (k >= 0)
+                k = parse_inhibitors(o, r);
+        if (k >= 0)
+                k = parse_pfs(o, r);
+        if (k >= 0)
+                k = parse_guests(o, r);
+        if (k >= 0)
+                k = parse_events(o, r);
+        if (k < 0)
+                return k;
+        *ret = TAKE_PTR(r);
+        return 0;
+}
+
+int report_parse(const char *text, Report **ret) {
+        _cleanup_(json_object_putp) json_object *o = json_tokener_parse(text);
+
+        if (!o)
+                return -EBADMSG;
+        return report_from_json(o, ret);
 }
 
 /* ---- written ------------------------------------------------------------ */

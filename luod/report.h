@@ -92,6 +92,21 @@ json_object *report_to_json(const Report *r);
  * *ret_len.  Returns 0 or -ENOMEM. */
 int report_format(const Report *r, char **ret_text, size_t *ret_len);
 
+/* Reads a report back from the JSON report_to_json() makes: the inverse
+ * of report_to_json() for every report luod wrote (what it reads is
+ * written again byte for byte).  Members may be missing or null (a report
+ * of an older luod, a hand-made one): a number is 0 then, a string NULL,
+ * a list empty, a guest without downtime_ms not running; members it does
+ * not know are ignored.  update_id, a PF's or guest's result and consumer,
+ * a guest's name, a phase's name and duration are required.  Returns 0
+ * with a new report in *ret, -EBADMSG when o is not an object, a required
+ * member is missing, a member is of another type, a number out of range, a
+ * BDF, backend, result or phase name unknown, or -ENOMEM. */
+int report_from_json(json_object *o, Report **ret);
+
+/* report_from_json() of JSON text (-EBADMSG when it is not JSON). */
+int report_parse(const char *text, Report **ret);
+
 /* The report's "phases" alone (for the journal), or NULL when out of
  * memory. */
 json_object *report_phases_to_json(const Report *r);

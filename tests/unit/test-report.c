@@ -3,7 +3,8 @@
  * a report, its attempt and guests added, written to report.json,
  * reports/<id>.json and the metrics file; each compared byte for byte
  * with the text luod wrote for the same results, so that fleet tools
- * reading these files see the same fields, values and order. */
+ * reading these files see the same fields, values and order.  Then read
+ * back (report_parse()): the same report, written again the same. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "events.h"
 #include "macro.h"
 #include "report.h"
 #include "tap.h"
@@ -360,12 +362,123 @@ static void test_empty(const char *dir) {
         report_free(m.report);
 }
 
+static const char events_json[] =
+"  \"events\": {\n"
+"    \"source\": \"udev\",\n"
+"    \"buffer\": 4096,\n"
+"    \"received\": 10,\n"
+"    \"delivered\": 8,\n"
+"    \"held\": 6,\n"
+"    \"unattributed\": 2,\n"
+"    \"dropped\": 1,\n"
+"    \"dropped_by_pf\": {\n"
+"      \"dsn:00-11-22-ff-fe-33-44-55\\/00.0\": 1\n"
+"    },\n"
+"    \"late\": 0,\n"
+"    \"overrun\": true,\n"
+"    \"replayed_uevents\": 3\n"
+"  }\n"
+"}";
+
+/* What luod wrote reads back into the same report: formatted again, the
+ * same bytes; the device events' figures too. */
+static void test_read_back(void) {
+        _cleanup_free_ char *full = with_kernel(full_json), *empty = with_kernel(empty_json), *text = NULL,
+                            *again = NULL;
+        _cleanup_(report_freep) Report *r = NULL, *e = NULL, *r2 = NULL;
+
+        CHECK(report_parse(full, &r) == 0);
+        if (!r)
+                return;
+        CHECK(strcmp(r->update_id, UPDATE_ID) == 0 && r->backend == &backend_initrd && r->tsc_khz == 2000000);
+        CHECK(r->attempt == 2 && r->retry && !r->resumed && !r->approximate && r->pci_devices_found == 12);
+        CHECK(r->n_phases == 7 && r->phases[6].type == REPORT_PHASE_TOTAL_BLACKOUT && r->phases[6].ms == 3800);
+        CHECK(r->n_inhibitors == 2 && r->inhibitors[1].timed_out && r->inhibitors[1].has_held_ms);
+        CHECK(r->n_pfs == 2 && r->pfs[0].result == PF_RESULT_OK && r->pfs[0].numvfs == 8);
+        CHECK(r->pfs[1].result == PF_RESULT_FAILED && !r->pfs[1].identity && r->pfs[1].n_differences == 2);
+        CHECK(r->pfs[1].recorded_bdf.bus == 2 && r->pfs[1].bdf.bus == 3 && r->pfs[0].end_monotonic_us == 210250);
+        CHECK(r->n_guests == 2 && r->guests[0].running && r->guests[0].n_phases == 2);
+        CHECK(r->guests[0].phases[1].type == GUEST_PHASE_RUNNING && !r->guests[1].running);
+        CHECK(r->guests[1].result == GUEST_RESULT_FAILED && !r->events);
+        CHECK(report_format(r, &text, NULL) == 0 && same("report.json read back", text, full_json));
+
+        CHECK(report_parse(empty, &e) == 0);
+        free(text);
+        text = NULL;
+        CHECK(e && report_format(e, &text, NULL) == 0 && same("empty report read back", text, empty_json));
+
+        /* With the device events' figures. */
+        r->events = calloc(1, sizeof(EventsStats));
+        CHECK(r->events);
+        if (!r->events)
+                return;
+        *r->events = (EventsStats) {
+                .source = strdup("udev"), .buffer = 4096, .received = 10, .delivered = 8, .held = 6,
+                .unattributed = 2, .dropped = 1, .overrun = true, .replayed_uevents = 3,
+                .dropped_by_pf = calloc(1, sizeof(EventsPfDropped)), .n_dropped_by_pf = 1,
+        };
+        r->events->dropped_by_pf[0] = (EventsPfDropped) {
+                .identity = strdup("dsn:00-11-22-ff-fe-33-44-55/00.0"), .dropped = 1,
+        };
+        free(text);
+        text = NULL;
+        CHECK(report_format(r, &text, NULL) == 0);
+        CHECK(text && strlen(text) > strlen(events_json) &&
+              strcmp(text + strlen(text) - strlen(events_json), events_json) == 0);
+        CHECK(text && report_parse(text, &r2) == 0);
+        CHECK(r2 && r2->events && r2->events->overrun && r2->events->n_dropped_by_pf == 1);
+        CHECK(r2 && report_format(r2, &again, NULL) == 0 && text && strcmp(again, text) == 0);
+        if (tap_failures)
+                fprintf(stderr, "%s\n", text);
+}
+
+/* What is not a report is refused; what is missing is 0, NULL or empty. */
+static void test_read_refused(void) {
+        static const char *const bad[] = {
+                "[ 1 ]",
+                "not JSON",
+                "{ }",
+                "{ \"update_id\": 5 }",
+                "{ \"update_id\": \"u\", \"tsc_khz\": \"2000000\" }",
+                "{ \"update_id\": \"u\", \"tsc_khz\": -1 }",
+                "{ \"update_id\": \"u\", \"backend\": \"floppy\" }",
+                "{ \"update_id\": \"u\", \"phases\": [ { \"name\": \"nap\", \"ms\": 1 } ] }",
+                "{ \"update_id\": \"u\", \"phases\": [ { \"name\": \"restore\" } ] }",
+                "{ \"update_id\": \"u\", \"phases\": 5 }",
+                "{ \"update_id\": \"u\", \"pfs\": [ { \"bdf\": \"zz\", \"result\": \"ok\" } ] }",
+                "{ \"update_id\": \"u\", \"pfs\": [ { \"result\": \"ok\", \"numvfs\": 4294967296 } ] }",
+                "{ \"update_id\": \"u\", \"pfs\": [ { \"numvfs\": 1 } ] }",
+                "{ \"update_id\": \"u\", \"pfs\": [ \"x\" ] }",
+                "{ \"update_id\": \"u\", \"guests\": [ { \"consumer\": \"c\", \"result\": \"ok\" } ] }",
+                "{ \"update_id\": \"u\", \"events\": { \"dropped_by_pf\": { \"x\": \"1\" } } }",
+        };
+        _cleanup_(report_freep) Report *r = NULL;
+        _cleanup_free_ char *text = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                Report *x = NULL;
+                int k = report_parse(bad[i], &x);
+
+                if (k != -EBADMSG)
+                        fprintf(stderr, "report_parse(%s) = %d\n", bad[i], k);
+                CHECK(k == -EBADMSG && !x);
+                report_free(x);
+        }
+        CHECK(report_parse("{ \"update_id\": \"u\", \"backend\": null, \"pfs\": [ { \"result\": \"ok\" } ],"
+                           "  \"x-new\": 1 }", &r) == 0);
+        CHECK(r && !r->backend && !r->old_kernel && r->attempt == 0 && r->n_pfs == 1 && r->pfs[0].numvfs == 0);
+        CHECK(r && !r->pfs[0].identity && r->n_guests == 0 && !r->events);
+        CHECK(r && report_format(r, &text, NULL) == 0 && text && !strstr(text, "attempt") && !strstr(text, "x-new"));
+}
+
 int main(void) {
         char dir[] = "/tmp/test-report-XXXXXX", cmd[64];
 
         CHECK(mkdtemp(dir));
         test_full(dir);
         test_empty(dir);
+        test_read_back();
+        test_read_refused();
         snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
         (void) system(cmd);
         return tap_failures;

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "macro.h"
 #include "report.h"
+#include "report-write.h"
 #include "restore.h"
 #include "tsc.h"
 

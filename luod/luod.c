@@ -32,7 +32,7 @@
 #include "policy.h"
 #include "manager-dbus.h"
 #include "restore-start.h"
-#include "report.h"
+#include "report-write.h"
 #include "update.h"
 #include "time-util.h"
 #include "tsc.h"

@@ -1,19 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
-#include <unistd.h>
 
 #include "events.h"
-#include "fs-util.h"
 #include "json-util.h"
 #include "log.h"
 #include "macro.h"
-#include "metrics.h"
 #include "report.h"
 
 /* ---- names ----------------------------------------------------------- */
@@ -104,6 +99,41 @@ Report *report_free(Report *r) {
         report_events_free(r->events);
         free(r);
         return NULL;
+}
+
+int report_set_guests(Report *r, const Guest *guests, size_t n) {
+        Guest *g = calloc(n ?: 1, sizeof(Guest));
+
+        if (!g)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                g[i] = guests[i];
+                g[i].consumer = strdup(guests[i].consumer);
+                g[i].name = strdup(guests[i].name);
+                g[i].error = guests[i].error ? strdup(guests[i].error) : NULL;
+                g[i].blackout_start = guests[i].blackout_start ? strdup(guests[i].blackout_start) : NULL;
+                if (!g[i].consumer || !g[i].name || (guests[i].error && !g[i].error) ||
+                    (guests[i].blackout_start && !g[i].blackout_start)) {
+                        report_guests_free(g, i + 1);
+                        return -ENOMEM;
+                }
+        }
+        report_guests_free(r->guests, r->n_guests);
+        r->guests = g;
+        r->n_guests = n;
+        return 0;
+}
+
+int report_set_events(Report *r, EventsStats *s) {
+        EventsStats *e = malloc(sizeof(EventsStats));
+
+        if (!e)
+                return -ENOMEM;
+        *e = *s;
+        *s = (EventsStats) {};
+        report_events_free(r->events);
+        r->events = e;
+        return 0;
 }
 
 const ReportPhase *report_phase_find(const Report *r, ReportPhaseType t) {
@@ -881,107 +911,4 @@ int report_parse(const char *text, Report **ret) {
         if (!o)
                 return -EBADMSG;
         return report_from_json(o, ret);
-}
-
-/* ---- written ------------------------------------------------------------ */
-
-static int guests_copy(const Guest *from, size_t n, Guest **ret) {
-        Guest *g = calloc(n ?: 1, sizeof(Guest));
-
-        if (!g)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                g[i] = from[i];
-                g[i].consumer = strdup(from[i].consumer);
-                g[i].name = strdup(from[i].name);
-                g[i].error = from[i].error ? strdup(from[i].error) : NULL;
-                g[i].blackout_start = from[i].blackout_start ? strdup(from[i].blackout_start) : NULL;
-                if (!g[i].consumer || !g[i].name || (from[i].error && !g[i].error) ||
-                    (from[i].blackout_start && !g[i].blackout_start)) {
-                        report_guests_free(g, i + 1);
-                        return -ENOMEM;
-                }
-        }
-        *ret = g;
-        return 0;
-}
-
-/* Takes the guests as they are now and the device events' figures into
- * m->report; the events' figures stay as they were when they cannot be
- * read. */
-static int report_take_guests_and_events(Manager *m) {
-        Report *r = m->report;
-        Guest *guests;
-        int k;
-
-        k = guests_copy(m->guests, m->n_guests, &guests);
-        if (k < 0)
-                return k;
-        report_guests_free(r->guests, r->n_guests);
-        r->guests = guests;
-        r->n_guests = m->n_guests;
-        if (!m->events)
-                return 0;
-        EventsStats *s = calloc(1, sizeof(EventsStats));
-        if (!s || events_stats(m, s) < 0) {
-                free(s);
-                return 0;
-        }
-        report_events_free(r->events);
-        r->events = s;
-        return 0;
-}
-
-/* text to <state_dir>/reports/<update_id>.json and <state_dir>/report.json. */
-static int write_report_files(const char *state_dir, const char *update_id, const char *text, size_t len) {
-        _cleanup_close_ int dir_fd = -EBADF, reports_fd = -EBADF;
-        char name[LUOD_UUID_STRING_MAX + 8];
-        int r;
-
-        (void) mkdir(state_dir, 0700);
-        dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dir_fd < 0)
-                return log_error_errno(-errno, "Failed to open %s: %m", state_dir);
-        /* A new reports/ is made durable too, not only the files in it. */
-        if (mkdirat(dir_fd, "reports", 0755) >= 0)
-                (void) fsync_directory_at(dir_fd, ".");
-        reports_fd = openat(dir_fd, "reports", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (reports_fd < 0)
-                return log_error_errno(-errno, "Failed to open %s/reports: %m", state_dir);
-        if (snprintf(name, sizeof(name), "%s.json", update_id) >= (int) sizeof(name))
-                return log_error_errno(-ENAMETOOLONG, "Update id '%.40s...' is not a UUID: %m", update_id);
-        r = write_file_atomic_at(reports_fd, name, text, len, 0644);
-        if (r < 0)
-                return log_error_errno(r, "Failed to write %s/reports/%s: %m", state_dir, name);
-        r = write_file_atomic_at(dir_fd, "report.json", text, len, 0644);
-        if (r < 0)
-                return log_error_errno(r, "Failed to write %s/report.json: %m", state_dir);
-        return 0;
-}
-
-int report_write(Manager *m) {
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        int r;
-
-        if (!m->report)
-                return -ENODATA;
-        r = report_take_guests_and_events(m);
-        if (r >= 0)
-                r = report_format(m->report, &text, &len);
-        if (r < 0)
-                return log_error_errno(r, "Failed to format the report: %m");
-        r = write_report_files(m->state_dir, m->report->update_id, text, len);
-        if (r < 0)
-                return r;
-        /* For fleet monitoring: the same report as node_exporter metrics.
-         * A failure here leaves the report written. */
-        if (m->metrics_file) {
-                _cleanup_(json_object_putp) json_object *o = report_to_json(m->report);
-
-                r = o ? metrics_write_file(m->metrics_file, o) : -ENOMEM;
-                if (r < 0)
-                        log_warning_errno(r, "Failed to write the metrics file %s: %m", m->metrics_file);
-        }
-        return 0;
 }

@@ -3,13 +3,14 @@
 
 /* The report of an update: a typed Report (types.h) built from the
  * restore's results, changed through its fields (attempt, guests), and
- * turned into JSON here only (luoctl(8) `report --json`,
+ * turned into JSON and read back here only (luoctl(8) `report --json`,
  * docs/fleet-metrics.md: the field names and meanings fleet tools rely
- * on). */
+ * on).  report-write.c writes it. */
 
 #include <json-c/json.h>
 
 #include "backend.h"
+#include "events.h"
 #include "inventory.h"
 #include "types.h"
 #include "kmsg.h"
@@ -51,6 +52,14 @@ Report *report_free(Report *r);
 static inline void report_freep(Report **r) {
         report_free(*r);
 }
+
+/* Replaces r's guests with a copy of the n at guests.  Returns 0 or
+ * -ENOMEM (r unchanged). */
+int report_set_guests(Report *r, const Guest *guests, size_t n);
+
+/* Replaces r's device events' figures with *s, which is left empty.
+ * Returns 0 or -ENOMEM (r and *s unchanged). */
+int report_set_events(Report *r, EventsStats *s);
 
 /* The phase of type t in r, or NULL when r has none. */
 const ReportPhase *report_phase_find(const Report *r, ReportPhaseType t);
@@ -118,12 +127,3 @@ json_object *report_guests(const Guest *guests, size_t n);
 
 /* A guest's phases: [ {name, at_ms} ], ms since its blackout start. */
 json_object *report_guest_phases(const Guest *g);
-
-/* The one place a finished report is written: m->report, with a copy of
- * m->guests and of the device events' figures now (events_stats()) taken
- * into it, as JSON to <state_dir>/reports/<update_id>.json and
- * <state_dir>/report.json, each replaced atomically and durably (temporary
- * file, fsync, rename, directory fsync), and as metrics to m->metrics_file
- * when set (a failure there is logged and ignored).  Returns 0, -ENODATA
- * when m->report is NULL, or a negative errno (logged). */
-int report_write(Manager *m);

@@ -32,6 +32,7 @@
 #include "restore-start.h"
 #include "preserve.h"
 #include "report.h"
+#include "report-write.h"
 #include "record.h"
 #include "restore.h"
 #include "sriov.h"

@@ -16,6 +16,7 @@
 #include "events.h"
 #include "macro.h"
 #include "report.h"
+#include "report-write.h"
 #include "tap.h"
 
 /* guests.c and restore-start.c read when luod started (luod.c defines them). */

@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 
 #include "events.h"
@@ -911,4 +912,23 @@ int report_parse(const char *text, Report **ret) {
         if (!o)
                 return -EBADMSG;
         return report_from_json(o, ret);
+}
+
+int report_read_file(const char *path, char **ret_text) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        struct stat st;
+        char *text;
+
+        if (stat(path, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+        o = json_object_from_file(path);
+        if (!o)
+                return -EBADMSG;
+        text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+        if (!text)
+                return -ENOMEM;
+        *ret_text = text;
+        return 0;
 }

@@ -116,6 +116,15 @@ int report_from_json(json_object *o, Report **ret);
 /* report_from_json() of JSON text (-EBADMSG when it is not JSON). */
 int report_parse(const char *text, Report **ret);
 
+/* The report a luod wrote to path (report.json) as JSON text, pretty-
+ * printed as report_format() prints: the file's members as they are, also
+ * those of another luod's version, which report_from_json() would drop or
+ * refuse.  Returns 0 with *ret_text (to free), the negative errno of
+ * stat() (-ENOENT: no report), -EBADFD when path is not a regular file,
+ * -EBADMSG when it is unreadable or not JSON (json_util_get_last_err()
+ * says why), or -ENOMEM. */
+int report_read_file(const char *path, char **ret_text);
+
 /* The report's "phases" alone (for the journal), or NULL when out of
  * memory. */
 json_object *report_phases_to_json(const Report *r);

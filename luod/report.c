@@ -510,6 +510,9 @@ int report_format(const Report *r, char **ret_text, size_t *ret_len) {
 
 /* ---- read back ---------------------------------------------------------- */
 
+/* Each reader sets *error ("where: key: reason", json_fail()) when it
+ * refuses; where names the object ("pfs[1]"), NULL for the report. */
+
 static int from_table(const char *const *table, size_t n, const char *s) {
         for (size_t i = 0; s && i < n; i++)
                 if (table[i] && strcmp(table[i], s) == 0)
@@ -517,161 +520,180 @@ static int from_table(const char *const *table, size_t n, const char *s) {
         return -EINVAL;
 }
 
-/* Member key of o: 1 with it in *ret, 0 when it is missing or null,
- * -EBADMSG when it is of another type (a double may be an integer). */
-static int member(json_object *o, const char *key, json_type type, json_object **ret) {
+/* Whether o has key with a value: a member may be missing or null. */
+static bool present(json_object *o, const char *key) {
         json_object *v;
 
-        if (!json_object_object_get_ex(o, key, &v) || !v)
+        return json_object_object_get_ex(o, key, &v) && v;
+}
+
+/* A copy of the string under key in *ret; left NULL when missing or null
+ * (refused when required). */
+static int get_string(char **error, const char *where, json_object *o, const char *key, bool required,
+                      char **ret) {
+        if (!present(o, key))
+                return required ? json_fail(-EBADMSG, error, where, key, "missing") : 0;
+        return json_get_strdup(error, where, o, key, false, ret);
+}
+
+static int get_uint(char **error, const char *where, json_object *o, const char *key, uint64_t max,
+                    uint64_t *ret) {
+        return present(o, key) ? json_get_uint(error, where, o, key, max, false, ret) : 0;
+}
+
+/* A number (json-c reads 12.0 as a double, 12 as an integer). */
+static int get_double(char **error, const char *where, json_object *o, const char *key, double *ret) {
+        json_object *v;
+
+        if (!present(o, key))
                 return 0;
-        if (!json_object_is_type(v, type) && !(type == json_type_double && json_object_is_type(v, json_type_int)))
-                return -EBADMSG;
-        *ret = v;
+        v = json_object_object_get(o, key);
+        if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
+                return json_fail(-EBADMSG, error, where, key, "expected a number, got %s",
+                                 json_type_to_name(json_object_get_type(v)));
+        *ret = json_object_get_double(v);
         return 1;
 }
 
-/* A copy of the string under key into *ret (left NULL when missing or
- * null: -EBADMSG then if required). */
-static int get_string(json_object *o, const char *key, bool required, char **ret) {
+static int get_bool(char **error, const char *where, json_object *o, const char *key, bool *ret) {
         json_object *v;
-        int r = member(o, key, json_type_string, &v);
+        int r;
 
-        if (r <= 0)
-                return r < 0 || required ? -EBADMSG : 0;
-        *ret = strdup(json_object_get_string(v));
-        return *ret ? 1 : -ENOMEM;
-}
-
-static int get_uint(json_object *o, const char *key, uint64_t max, uint64_t *ret) {
-        json_object *v;
-        int r = member(o, key, json_type_int, &v);
-
-        if (r <= 0)
-                return r;
-        if (json_object_get_int64(v) < 0 || json_object_get_uint64(v) > max)
-                return -EBADMSG;
-        *ret = json_object_get_uint64(v);
-        return 1;
-}
-
-static int get_double(json_object *o, const char *key, double *ret) {
-        json_object *v;
-        int r = member(o, key, json_type_double, &v);
-
-        if (r > 0)
-                *ret = json_object_get_double(v);
-        return r;
-}
-
-static int get_bool(json_object *o, const char *key, bool *ret) {
-        json_object *v;
-        int r = member(o, key, json_type_boolean, &v);
-
+        if (!present(o, key))
+                return 0;
+        r = json_get_member(error, where, o, key, json_type_boolean, false, &v);
         if (r > 0)
                 *ret = json_object_get_boolean(v);
         return r;
 }
 
-/* The enum value of the string under key, named by table; -EBADMSG when it
- * is missing or names none. */
-static int get_enum(json_object *o, const char *key, const char *const *table, size_t n, int *ret) {
-        json_object *v;
-        int r = member(o, key, json_type_string, &v);
+/* The value of the enum named by table whose name is under key (required). */
+static int get_enum(char **error, const char *where, json_object *o, const char *key,
+                    const char *const *table, size_t n, int *ret) {
+        const char *s;
+        int r;
 
-        if (r <= 0)
-                return -EBADMSG;
-        r = from_table(table, n, json_object_get_string(v));
+        r = json_get_str(error, where, o, key, false, &s);
         if (r < 0)
-                return -EBADMSG;
+                return r;
+        r = from_table(table, n, s);
+        if (r < 0)
+                return json_fail(-EBADMSG, error, where, key, "unknown \"%s\"", s);
         *ret = r;
         return 1;
 }
 
-static int get_bdf(json_object *o, const char *key, PciBdf *ret) {
-        json_object *v;
-        int r = member(o, key, json_type_string, &v);
+static int get_bdf(char **error, const char *where, json_object *o, const char *key, PciBdf *ret) {
+        const char *s;
+        int r;
 
-        if (r <= 0)
+        if (!present(o, key))
+                return 0;
+        r = json_get_str(error, where, o, key, false, &s);
+        if (r < 0)
                 return r;
-        return pci_bdf_parse(json_object_get_string(v), ret) < 0 ? -EBADMSG : 1;
+        if (pci_bdf_parse(s, ret) < 0)
+                return json_fail(-EBADMSG, error, where, key, "\"%s\" is not a PCI address", s);
+        return 1;
 }
 
 /* The array under key and its length (0 when missing or null); each
  * element must be of type element. */
-static int get_array(json_object *o, const char *key, json_type element, json_object **ret, size_t *ret_n) {
-        json_object *a = NULL;
-        int r = member(o, key, json_type_array, &a);
+static int get_array(char **error, const char *where, json_object *o, const char *key, json_type element,
+                     json_object **ret, size_t *ret_n) {
+        json_object *a;
+        int r;
 
         *ret_n = 0;
-        if (r <= 0)
+        if (!present(o, key))
+                return 0;
+        r = json_get_member(error, where, o, key, json_type_array, false, &a);
+        if (r < 0)
                 return r;
         for (size_t i = 0; i < json_object_array_length(a); i++)
                 if (!json_object_is_type(json_object_array_get_idx(a, i), element))
-                        return -EBADMSG;
+                        return json_fail(-EBADMSG, error, where, key, "element %zu is not %s", i,
+                                         json_type_to_name(element));
         *ret = a;
         *ret_n = json_object_array_length(a);
         return 1;
 }
 
-static int parse_header(json_object *o, Report *r) {
-        uint64_t u = 0;
-        char *backend = NULL;
+static int parse_backend(char **error, json_object *o, Report *r) {
+        _cleanup_free_ char *name = NULL;
         int k;
 
-        k = get_string(o, "update_id", true, &r->update_id);
-        if (k >= 0)
-                k = get_string(o, "old_kernel", false, &r->old_kernel);
-        if (k >= 0)
-                k = get_string(o, "new_kernel", false, &r->new_kernel);
-        if (k >= 0)
-                k = get_string(o, "backend", false, &backend);
-        for (size_t i = 0; k >= 0 && backend && backends[i] && !r->backend; i++)
-                if (strcmp(backends[i]->name, backend) == 0)
+        k = get_string(error, NULL, o, "backend", false, &name);
+        if (k <= 0)
+                return k;
+        for (size_t i = 0; backends[i]; i++)
+                if (strcmp(backends[i]->name, name) == 0) {
                         r->backend = backends[i];
-        if (k >= 0 && backend && !r->backend)
-                k = -EBADMSG;
-        free(backend);
+                        return 1;
+                }
+        return json_fail(-EBADMSG, error, NULL, "backend", "unknown \"%s\"", name);
+}
+
+static int parse_header(char **error, json_object *o, Report *r) {
+        uint64_t u = 0;
+        int k;
+
+        k = get_string(error, NULL, o, "update_id", true, &r->update_id);
         if (k >= 0)
-                k = get_uint(o, "tsc_khz", UINT64_MAX, &r->tsc_khz);
+                k = get_string(error, NULL, o, "old_kernel", false, &r->old_kernel);
         if (k >= 0)
-                k = get_bool(o, "approximate", &r->approximate);
-        if (k >= 0 && (k = get_uint(o, "pci_devices_found", UINT_MAX, &u)) > 0)
+                k = get_string(error, NULL, o, "new_kernel", false, &r->new_kernel);
+        if (k >= 0)
+                k = parse_backend(error, o, r);
+        if (k >= 0)
+                k = get_uint(error, NULL, o, "tsc_khz", UINT64_MAX, &r->tsc_khz);
+        if (k >= 0)
+                k = get_bool(error, NULL, o, "approximate", &r->approximate);
+        if (k >= 0 && (k = get_uint(error, NULL, o, "pci_devices_found", UINT_MAX, &u)) > 0)
                 r->pci_devices_found = (unsigned) u;
-        if (k >= 0 && (k = get_uint(o, "attempt", UINT_MAX, &u)) > 0)
+        if (k >= 0 && (k = get_uint(error, NULL, o, "attempt", UINT_MAX, &u)) > 0)
                 r->attempt = (unsigned) u;
         if (k >= 0)
-                k = get_bool(o, "resumed", &r->resumed);
+                k = get_bool(error, NULL, o, "resumed", &r->resumed);
         if (k >= 0)
-                k = get_bool(o, "retry", &r->retry);
+                k = get_bool(error, NULL, o, "retry", &r->retry);
         return k;
 }
 
-static int parse_phases(json_object *o, Report *r) {
+static int parse_phases(char **error, json_object *o, Report *r) {
         json_object *a;
+        char where[48];
         size_t n;
         int k, t;
 
-        k = get_array(o, "phases", json_type_object, &a, &n);
-        if (k < 0 || n > _REPORT_PHASE_MAX)
-                return -EBADMSG;
+        k = get_array(error, NULL, o, "phases", json_type_object, &a, &n);
+        if (k < 0)
+                return k;
+        if (n > _REPORT_PHASE_MAX)
+                return json_fail(-EBADMSG, error, NULL, "phases", "more than %d", _REPORT_PHASE_MAX);
         for (size_t i = 0; i < n; i++) {
                 json_object *p = json_object_array_get_idx(a, i);
 
-                k = get_enum(p, "name", report_phase_table, _REPORT_PHASE_MAX, &t);
-                if (k < 0 || get_double(p, "ms", &r->phases[i].ms) <= 0)
-                        return -EBADMSG;
+                snprintf(where, sizeof(where), "phases[%zu]", i);
+                k = get_enum(error, where, p, "name", report_phase_table, _REPORT_PHASE_MAX, &t);
+                if (k < 0)
+                        return k;
+                k = get_double(error, where, p, "ms", &r->phases[i].ms);
+                if (k <= 0)
+                        return k < 0 ? k : json_fail(-EBADMSG, error, where, "ms", "missing");
                 r->phases[i].type = t;
                 r->n_phases++;
         }
         return 0;
 }
 
-static int parse_inhibitors(json_object *o, Report *r) {
+static int parse_inhibitors(char **error, json_object *o, Report *r) {
         json_object *a;
+        char where[48];
         size_t n;
         int k;
 
-        k = get_array(o, "inhibitors", json_type_object, &a, &n);
+        k = get_array(error, NULL, o, "inhibitors", json_type_object, &a, &n);
         if (k <= 0)
                 return k;
         r->inhibitors = calloc(n ?: 1, sizeof(ReportInhibitor));
@@ -681,159 +703,185 @@ static int parse_inhibitors(json_object *o, Report *r) {
                 json_object *e = json_object_array_get_idx(a, i);
                 ReportInhibitor *h = &r->inhibitors[r->n_inhibitors++];
 
-                k = get_string(e, "consumer", true, &h->consumer);
-                if (k >= 0 && (k = get_double(e, "held_ms", &h->held_ms)) > 0)
+                snprintf(where, sizeof(where), "inhibitors[%zu]", i);
+                k = get_string(error, where, e, "consumer", true, &h->consumer);
+                if (k >= 0 && (k = get_double(error, where, e, "held_ms", &h->held_ms)) > 0)
                         h->has_held_ms = true;
                 if (k >= 0)
-                        k = get_bool(e, "timed_out", &h->timed_out);
+                        k = get_bool(error, where, e, "timed_out", &h->timed_out);
                 if (k < 0)
                         return k;
         }
         return 0;
 }
 
-static int parse_differences(json_object *o, ReportPf *p) {
+static int parse_differences(char **error, const char *where, json_object *o, ReportPf *p) {
         json_object *a;
         size_t n;
         int k;
 
-        k = get_array(o, "differences", json_type_string, &a, &n);
+        k = get_array(error, where, o, "differences", json_type_string, &a, &n);
         if (k <= 0)
                 return k;
         p->differences = calloc(n ?: 1, sizeof(char *));
         if (!p->differences)
                 return -ENOMEM;
         for (; p->n_differences < n; p->n_differences++) {
-                p->differences[p->n_differences] = strdup(json_object_get_string(json_object_array_get_idx(a, p->n_differences)));
+                json_object *d = json_object_array_get_idx(a, p->n_differences);
+
+                p->differences[p->n_differences] = strdup(json_object_get_string(d));
                 if (!p->differences[p->n_differences])
                         return -ENOMEM;
         }
         return 0;
 }
 
-static int parse_pf(json_object *o, ReportPf *p) {
-        uint64_t numvfs = 0;
-        int k, result;
+/* A PF's durations, each "<step>_ms". */
+static int parse_pf_times(char **error, const char *where, json_object *o, ReportPf *p) {
+        const struct {
+                const char *key;
+                double *value;
+        } ms[] = {
+                { "driver_wait_ms", &p->driver_wait_ms },
+                { "enable_ms", &p->enable_ms },
+                { "settings_ms", &p->settings_ms },
+                { "bind_ms", &p->bind_ms },
+                { "verify_ms", &p->verify_ms },
+                { "total_ms", &p->total_ms },
+        };
+        int k = 0;
 
-        k = get_bdf(o, "bdf", &p->bdf);
+        for (size_t i = 0; k >= 0 && i < ELEMENTSOF(ms); i++)
+                k = get_double(error, where, o, ms[i].key, ms[i].value);
         if (k >= 0)
-                k = get_bdf(o, "recorded_bdf", &p->recorded_bdf);
-        if (k >= 0)
-                k = get_string(o, "identity", false, &p->identity);
-        if (k >= 0 && (k = get_uint(o, "numvfs", UINT32_MAX, &numvfs)) > 0)
-                p->numvfs = (uint32_t) numvfs;
-        if (k >= 0 && (k = get_enum(o, "result", pf_result_table, _PF_RESULT_MAX, &result)) > 0)
-                p->result = result;
-        if (k >= 0)
-                k = get_string(o, "error", false, &p->error);
-        if (k >= 0)
-                k = parse_differences(o, p);
-        if (k >= 0)
-                k = get_double(o, "driver_wait_ms", &p->driver_wait_ms);
-        if (k >= 0)
-                k = get_double(o, "enable_ms", &p->enable_ms);
-        if (k >= 0)
-                k = get_double(o, "settings_ms", &p->settings_ms);
-        if (k >= 0)
-                k = get_double(o, "bind_ms", &p->bind_ms);
-        if (k >= 0)
-                k = get_double(o, "verify_ms", &p->verify_ms);
-        if (k >= 0)
-                k = get_uint(o, "end_monotonic_us", UINT64_MAX, &p->end_monotonic_us);
-        if (k >= 0)
-                k = get_double(o, "total_ms", &p->total_ms);
+                k = get_uint(error, where, o, "end_monotonic_us", UINT64_MAX, &p->end_monotonic_us);
         return k;
 }
 
-static int parse_pfs(json_object *o, Report *r) {
+static int parse_pf(char **error, const char *where, json_object *o, ReportPf *p) {
+        uint64_t numvfs = 0;
+        int k, result;
+
+        k = get_bdf(error, where, o, "bdf", &p->bdf);
+        if (k >= 0)
+                k = get_bdf(error, where, o, "recorded_bdf", &p->recorded_bdf);
+        if (k >= 0)
+                k = get_string(error, where, o, "identity", false, &p->identity);
+        if (k >= 0 && (k = get_uint(error, where, o, "numvfs", UINT32_MAX, &numvfs)) > 0)
+                p->numvfs = (uint32_t) numvfs;
+        if (k >= 0 && (k = get_enum(error, where, o, "result", pf_result_table, _PF_RESULT_MAX, &result)) > 0)
+                p->result = result;
+        if (k >= 0)
+                k = get_string(error, where, o, "error", false, &p->error);
+        if (k >= 0)
+                k = parse_differences(error, where, o, p);
+        if (k >= 0)
+                k = parse_pf_times(error, where, o, p);
+        return k;
+}
+
+static int parse_pfs(char **error, json_object *o, Report *r) {
         json_object *a;
+        char where[48];
         size_t n;
         int k;
 
-        k = get_array(o, "pfs", json_type_object, &a, &n);
+        k = get_array(error, NULL, o, "pfs", json_type_object, &a, &n);
         if (k <= 0)
                 return k;
         r->pfs = calloc(n ?: 1, sizeof(ReportPf));
         if (!r->pfs)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                k = parse_pf(json_object_array_get_idx(a, i), &r->pfs[r->n_pfs++]);
+                snprintf(where, sizeof(where), "pfs[%zu]", i);
+                k = parse_pf(error, where, json_object_array_get_idx(a, i), &r->pfs[r->n_pfs++]);
                 if (k < 0)
                         return k;
         }
         return 0;
 }
 
-static int parse_guest_phases(json_object *o, Guest *g) {
+static int parse_guest_phases(char **error, const char *guest, json_object *o, Guest *g) {
         json_object *a;
+        char where[96];
         size_t n;
         int k, t;
 
-        k = get_array(o, "phases", json_type_object, &a, &n);
-        if (k < 0 || n > GUEST_PHASES_MAX)
-                return -EBADMSG;
+        k = get_array(error, guest, o, "phases", json_type_object, &a, &n);
+        if (k < 0)
+                return k;
+        if (n > GUEST_PHASES_MAX)
+                return json_fail(-EBADMSG, error, guest, "phases", "more than %d", GUEST_PHASES_MAX);
         for (size_t i = 0; i < n; i++) {
                 json_object *p = json_object_array_get_idx(a, i);
 
-                k = get_enum(p, "name", guest_phase_table, _GUEST_PHASE_MAX, &t);
-                if (k < 0 || get_double(p, "at_ms", &g->phases[i].at_ms) <= 0)
-                        return -EBADMSG;
+                snprintf(where, sizeof(where), "%s.phases[%zu]", guest, i);
+                k = get_enum(error, where, p, "name", guest_phase_table, _GUEST_PHASE_MAX, &t);
+                if (k < 0)
+                        return k;
+                k = get_double(error, where, p, "at_ms", &g->phases[i].at_ms);
+                if (k <= 0)
+                        return k < 0 ? k : json_fail(-EBADMSG, error, where, "at_ms", "missing");
                 g->phases[i].type = t;
                 g->n_phases++;
         }
         return 0;
 }
 
-/* A guest as guest_json() wrote it: running when it has a downtime. */
-static int parse_guest(json_object *o, Guest *g) {
+/* A guest as guest_json() writes it: running when it has a downtime. */
+static int parse_guest(char **error, const char *where, json_object *o, Guest *g) {
         uint64_t vfs = 0;
         int k, result;
 
-        k = get_string(o, "consumer", true, &g->consumer);
+        k = get_string(error, where, o, "consumer", true, &g->consumer);
         if (k >= 0)
-                k = get_string(o, "guest", true, &g->name);
-        if (k >= 0 && (k = get_uint(o, "vfs", UINT_MAX, &vfs)) > 0)
+                k = get_string(error, where, o, "guest", true, &g->name);
+        if (k >= 0 && (k = get_uint(error, where, o, "vfs", UINT_MAX, &vfs)) > 0)
                 g->vfs = (unsigned) vfs;
-        if (k >= 0 && (k = get_enum(o, "result", guest_result_table, _GUEST_RESULT_MAX, &result)) > 0)
+        if (k >= 0 && (k = get_enum(error, where, o, "result", guest_result_table, _GUEST_RESULT_MAX, &result)) > 0)
                 g->result = result;
         if (k >= 0)
-                k = get_string(o, "error", false, &g->error);
-        if (k >= 0 && (k = get_double(o, "downtime_ms", &g->downtime_ms)) > 0)
+                k = get_string(error, where, o, "error", false, &g->error);
+        if (k >= 0 && (k = get_double(error, where, o, "downtime_ms", &g->downtime_ms)) > 0)
                 g->running = true;
         if (k >= 0)
-                k = get_string(o, "blackout_start", false, &g->blackout_start);
+                k = get_string(error, where, o, "blackout_start", false, &g->blackout_start);
         if (k >= 0)
-                k = get_bool(o, "approximate", &g->approximate);
+                k = get_bool(error, where, o, "approximate", &g->approximate);
         if (k >= 0)
-                k = parse_guest_phases(o, g);
+                k = parse_guest_phases(error, where, o, g);
         return k;
 }
 
-static int parse_guests(json_object *o, Report *r) {
+static int parse_guests(char **error, json_object *o, Report *r) {
         json_object *a;
+        char where[48];
         size_t n;
         int k;
 
-        k = get_array(o, "guests", json_type_object, &a, &n);
+        k = get_array(error, NULL, o, "guests", json_type_object, &a, &n);
         if (k <= 0)
                 return k;
         r->guests = calloc(n ?: 1, sizeof(Guest));
         if (!r->guests)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                k = parse_guest(json_object_array_get_idx(a, i), &r->guests[r->n_guests++]);
+                snprintf(where, sizeof(where), "guests[%zu]", i);
+                k = parse_guest(error, where, json_object_array_get_idx(a, i), &r->guests[r->n_guests++]);
                 if (k < 0)
                         return k;
         }
         return 0;
 }
 
-static int parse_dropped_by_pf(json_object *o, EventsStats *s) {
-        json_object *d = NULL;
+static int parse_dropped_by_pf(char **error, json_object *o, EventsStats *s) {
+        json_object *d;
         int k;
 
-        k = member(o, "dropped_by_pf", json_type_object, &d);
-        if (k <= 0)
+        if (!present(o, "dropped_by_pf"))
+                return 0;
+        k = json_get_member(error, "events", o, "dropped_by_pf", json_type_object, false, &d);
+        if (k < 0)
                 return k;
         s->dropped_by_pf = calloc(json_object_object_length(d) ?: 1, sizeof(EventsPfDropped));
         if (!s->dropped_by_pf)
@@ -841,9 +889,10 @@ static int parse_dropped_by_pf(json_object *o, EventsStats *s) {
         json_object_object_foreach(d, key, value) {
                 EventsPfDropped *e = &s->dropped_by_pf[s->n_dropped_by_pf];
 
-                if (!json_object_is_type(value, json_type_int) || json_object_get_int64(value) < 0)
-                        return -EBADMSG;
-                e->dropped = json_object_get_uint64(value);
+                (void) value;
+                k = json_get_uint(error, "events.dropped_by_pf", d, key, UINT64_MAX, false, &e->dropped);
+                if (k < 0)
+                        return k;
                 e->identity = strdup(key);
                 if (!e->identity)
                         return -ENOMEM;
@@ -852,66 +901,71 @@ static int parse_dropped_by_pf(json_object *o, EventsStats *s) {
         return 0;
 }
 
-static int parse_events(json_object *o, Report *r) {
-        static const char *const counts[] = {
-                "buffer", "received", "delivered", "held", "unattributed", "dropped", "late", "replayed_uevents",
-        };
-        json_object *e = NULL;
+static int parse_events(char **error, json_object *o, Report *r) {
+        json_object *e;
         EventsStats *s;
         int k;
 
-        k = member(o, "events", json_type_object, &e);
-        if (k <= 0)
+        if (!present(o, "events"))
+                return 0;
+        k = json_get_member(error, NULL, o, "events", json_type_object, false, &e);
+        if (k < 0)
                 return k;
         s = r->events = calloc(1, sizeof(EventsStats));
         if (!s)
                 return -ENOMEM;
-        uint64_t *fields[] = {
-                &s->buffer, &s->received, &s->delivered, &s->held, &s->unattributed, &s->dropped, &s->late,
-                &s->replayed_uevents,
+        const struct {
+                const char *key;
+                uint64_t *value;
+        } counts[] = {
+                { "buffer", &s->buffer }, { "received", &s->received }, { "delivered", &s->delivered },
+                { "held", &s->held }, { "unattributed", &s->unattributed }, { "dropped", &s->dropped },
+                { "late", &s->late }, { "replayed_uevents", &s->replayed_uevents },
         };
-        k = get_string(e, "source", false, &s->source);
+        k = get_string(error, "events", e, "source", false, &s->source);
         for (size_t i = 0; k >= 0 && i < ELEMENTSOF(counts); i++)
-                k = get_uint(e, counts[i], UINT64_MAX, fields[i]);
+                k = get_uint(error, "events", e, counts[i].key, UINT64_MAX, counts[i].value);
         if (k >= 0)
-                k = parse_dropped_by_pf(e, s);
+                k = parse_dropped_by_pf(error, e, s);
         if (k >= 0)
-                k = get_bool(e, "overrun", &s->overrun);
+                k = get_bool(error, "events", e, "overrun", &s->overrun);
         return k;
 }
 
-int report_from_json(json_object *o, Report **ret) {
+int report_from_json(json_object *o, Report **ret, char **ret_error) {
         _cleanup_(report_freep) Report *r = NULL;
+        _cleanup_free_ char *error = NULL;
         int k;
 
         if (!json_object_is_type(o, json_type_object))
-                return -EBADMSG;
+                return json_pass_error(json_fail(-EBADMSG, &error, NULL, NULL, "not an object"), &error, ret_error);
         r = calloc(1, sizeof(Report));
         if (!r)
                 return -ENOMEM;
-        k = parse_header(o, r);
+        k = parse_header(&error, o, r);
         if (k >= 0)
-                k = parse_phases(o, r);
+                k = parse_phases(&error, o, r);
         if (k >= 0)
-                k = parse_inhibitors(o, r);
+                k = parse_inhibitors(&error, o, r);
         if (k >= 0)
-                k = parse_pfs(o, r);
+                k = parse_pfs(&error, o, r);
         if (k >= 0)
-                k = parse_guests(o, r);
+                k = parse_guests(&error, o, r);
         if (k >= 0)
-                k = parse_events(o, r);
+                k = parse_events(&error, o, r);
         if (k < 0)
-                return k;
+                return json_pass_error(k, &error, ret_error);
         *ret = TAKE_PTR(r);
         return 0;
 }
 
-int report_parse(const char *text, Report **ret) {
+int report_parse(const char *text, Report **ret, char **ret_error) {
         _cleanup_(json_object_putp) json_object *o = json_tokener_parse(text);
+        _cleanup_free_ char *error = NULL;
 
         if (!o)
-                return -EBADMSG;
-        return report_from_json(o, ret);
+                return json_pass_error(json_fail(-EBADMSG, &error, NULL, NULL, "not JSON"), &error, ret_error);
+        return report_from_json(o, ret, ret_error);
 }
 
 int report_read_file(const char *path, char **ret_text) {

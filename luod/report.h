@@ -106,15 +106,17 @@ int report_format(const Report *r, char **ret_text, size_t *ret_len);
  * written again byte for byte).  Members may be missing or null (a report
  * of an older luod, a hand-made one): a number is 0 then, a string NULL,
  * a list empty, a guest without downtime_ms not running; members it does
- * not know are ignored.  update_id, a PF's or guest's result and consumer,
- * a guest's name, a phase's name and duration are required.  Returns 0
- * with a new report in *ret, -EBADMSG when o is not an object, a required
- * member is missing, a member is of another type, a number out of range, a
- * BDF, backend, result or phase name unknown, or -ENOMEM. */
-int report_from_json(json_object *o, Report **ret);
+ * not know are ignored.  update_id, a PF's or guest's result, a guest's
+ * consumer and name, an inhibitor's consumer, a phase's name and duration
+ * are required.  Returns 0 with a new report in *ret, -EBADMSG when o is
+ * not an object, a required member is missing, a member is of another
+ * type, a number out of range, a BDF, backend, result or phase name
+ * unknown (with ret_error not NULL, *ret_error says which: "pfs[1]:
+ * result: unknown \"lost\""; to free), or -ENOMEM. */
+int report_from_json(json_object *o, Report **ret, char **ret_error);
 
-/* report_from_json() of JSON text (-EBADMSG when it is not JSON). */
-int report_parse(const char *text, Report **ret);
+/* report_from_json() of JSON text ("not JSON": -EBADMSG). */
+int report_parse(const char *text, Report **ret, char **ret_error);
 
 /* The report a luod wrote to path (report.json) as JSON text, pretty-
  * printed as report_format() prints: the file's members as they are, also

@@ -105,7 +105,7 @@ static void test_format(void) {
         char *text = NULL;
         size_t len = 0;
 
-        CHECK(report_parse(report_json, &report) == 0);
+        CHECK(report_parse(report_json, &report, NULL) == 0);
         CHECK(metrics_format(report, &text, &len) == 0);
         CHECK(text && strlen(text) == len);
         if (!text)
@@ -138,8 +138,8 @@ static void test_format(void) {
         report = report_free(report);
 
         /* A report without an update id, or not an object, is refused. */
-        CHECK(report_parse("{ \"backend\": \"luo\" }", &report) == -EBADMSG && !report);
-        CHECK(report_parse("[ 1 ]", &report) == -EBADMSG && !report);
+        CHECK(report_parse("{ \"backend\": \"luo\" }", &report, NULL) == -EBADMSG && !report);
+        CHECK(report_parse("[ 1 ]", &report, NULL) == -EBADMSG && !report);
         text = NULL;
         CHECK(metrics_format(&empty, &text, &len) == -EINVAL && !text);
         CHECK(metrics_format(NULL, &text, &len) == -EINVAL && !text);
@@ -147,7 +147,7 @@ static void test_format(void) {
         /* A report of a restore that found no PF and no consumer: the
          * counts are 0, no per-PF or per-guest sample. */
         CHECK(report_parse("{ \"update_id\": \"u\", \"backend\": \"file\", \"pfs\": [], \"phases\": [] }",
-                           &report) == 0);
+                           &report, NULL) == 0);
         CHECK(metrics_format(report, &text, &len) == 0);
         if (text) {
                 CHECK(is_one(text, "luod_update_pfs", 0));
@@ -168,7 +168,7 @@ static void test_write(void) {
         ssize_t n;
         int fd;
 
-        CHECK(report_parse(report_json, &report) == 0);
+        CHECK(report_parse(report_json, &report, NULL) == 0);
         CHECK(mkdtemp(dir));
         snprintf(path, sizeof(path), "%s/luod.prom", dir);
         CHECK(metrics_format(report, &want, &len) == 0);

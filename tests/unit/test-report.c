@@ -388,7 +388,7 @@ static void test_read_back(void) {
                             *again = NULL;
         _cleanup_(report_freep) Report *r = NULL, *e = NULL, *r2 = NULL;
 
-        CHECK(report_parse(full, &r) == 0);
+        CHECK(report_parse(full, &r, NULL) == 0);
         if (!r)
                 return;
         CHECK(strcmp(r->update_id, UPDATE_ID) == 0 && r->backend == &backend_initrd && r->tsc_khz == 2000000);
@@ -403,7 +403,7 @@ static void test_read_back(void) {
         CHECK(r->guests[1].result == GUEST_RESULT_FAILED && !r->events);
         CHECK(report_format(r, &text, NULL) == 0 && same("report.json read back", text, full_json));
 
-        CHECK(report_parse(empty, &e) == 0);
+        CHECK(report_parse(empty, &e, NULL) == 0);
         free(text);
         text = NULL;
         CHECK(e && report_format(e, &text, NULL) == 0 && same("empty report read back", text, empty_json));
@@ -426,7 +426,7 @@ static void test_read_back(void) {
         CHECK(report_format(r, &text, NULL) == 0);
         CHECK(text && strlen(text) > strlen(events_json) &&
               strcmp(text + strlen(text) - strlen(events_json), events_json) == 0);
-        CHECK(text && report_parse(text, &r2) == 0);
+        CHECK(text && report_parse(text, &r2, NULL) == 0);
         CHECK(r2 && r2->events && r2->events->overrun && r2->events->n_dropped_by_pf == 1);
         CHECK(r2 && report_format(r2, &again, NULL) == 0 && text && strcmp(again, text) == 0);
         if (tap_failures)
@@ -457,16 +457,22 @@ static void test_read_refused(void) {
         _cleanup_free_ char *text = NULL;
 
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_free_ char *error = NULL;
                 Report *x = NULL;
-                int k = report_parse(bad[i], &x);
+                int k = report_parse(bad[i], &x, &error);
 
-                if (k != -EBADMSG)
-                        fprintf(stderr, "report_parse(%s) = %d\n", bad[i], k);
-                CHECK(k == -EBADMSG && !x);
+                if (k != -EBADMSG || !error)
+                        fprintf(stderr, "report_parse(%s) = %d (%s)\n", bad[i], k, error ?: "no message");
+                CHECK(k == -EBADMSG && !x && error);
                 report_free(x);
         }
+        /* The message names the member. */
+        _cleanup_free_ char *error = NULL;
+        CHECK(report_parse("{ \"update_id\": \"u\", \"pfs\": [ { \"result\": \"ok\" }, { \"result\": \"lost\" } ] }",
+                           &r, &error) == -EBADMSG);
+        CHECK(error && strcmp(error, "pfs[1]: result: unknown \"lost\"") == 0);
         CHECK(report_parse("{ \"update_id\": \"u\", \"backend\": null, \"pfs\": [ { \"result\": \"ok\" } ],"
-                           "  \"x-new\": 1 }", &r) == 0);
+                           "  \"x-new\": 1 }", &r, NULL) == 0);
         CHECK(r && !r->backend && !r->old_kernel && r->attempt == 0 && r->n_pfs == 1 && r->pfs[0].numvfs == 0);
         CHECK(r && !r->pfs[0].identity && r->n_guests == 0 && !r->events);
         CHECK(r && report_format(r, &text, NULL) == 0 && text && !strstr(text, "attempt") && !strstr(text, "x-new"));

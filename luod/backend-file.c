@@ -24,10 +24,15 @@ static void file_unpersist(Manager *m, const char *load_initrd) {
         (void) file_remove(m->state_dir);
 }
 
+static int file_retrieve_state(Manager *m, char **ret_buf, size_t *ret_size) {
+        return file_retrieve(m->state_dir, ret_buf, ret_size);
+}
+
 const Backend backend_file = {
         .name = "file",
         .bit = BACKEND_FILE,
         .unusable = file_unusable,
         .persist = file_persist,
         .unpersist = file_unpersist,
+        .retrieve = file_retrieve_state,
 };

@@ -40,10 +40,17 @@ static void luo_unpersist(Manager *m, const char *load_initrd) {
         }
 }
 
+/* The session "luod", kept open in m->luo_in_fd: FINISHed after a complete
+ * restore (closing it unFINISHed ends it too, with luod). */
+static int luo_retrieve_state(Manager *m, char **ret_buf, size_t *ret_size) {
+        return luo_retrieve(ret_buf, ret_size, &m->luo_in_fd);
+}
+
 const Backend backend_luo = {
         .name = "luo",
         .bit = BACKEND_LUO,
         .unusable = luo_unusable,
         .persist = luo_persist,
         .unpersist = luo_unpersist,
+        .retrieve = luo_retrieve_state,
 };

@@ -25,6 +25,15 @@ typedef struct Backend {
         /* Removes what persist left, so that no later boot can apply it;
          * load_initrd is what persist returned (NULL if nothing). */
         void (*unpersist)(Manager *m, const char *load_initrd);
+        /* In the new kernel: finds the state this backend carried across
+         * the kexec.  Returns 0 with it in *ret_buf (to free) and
+         * *ret_size, -ENOENT when it carried none, or a negative errno of
+         * reading it (not logged). */
+        int (*retrieve)(Manager *m, char **ret_buf, size_t *ret_size);
+        /* The state retrieve() found is now in the state file: removes this
+         * backend's own copy, so that a luod restarted in this boot finds
+         * that one only.  NULL when nothing is to be removed. */
+        void (*superseded)(Manager *m);
 } Backend;
 
 extern const Backend backend_luo;
@@ -33,6 +42,11 @@ extern const Backend backend_file;
 
 /* In the order Update tries them; NULL-terminated. */
 extern const Backend *const backends[];
+
+/* Removes the initrd backend's state where this boot's initramfs left it:
+ * <runtime_dir>/state.luod-state, and with the default runtime dir
+ * /luod/state.luod-state. */
+void backend_initrd_remove_state(const Manager *m);
 
 /* Parses a comma-separated list of backend names into BACKEND_* bits.
  * Returns 0, or -EINVAL for an empty list or an unknown name. */

@@ -805,48 +805,55 @@ uint64_t events_consumer_replayed_us(Manager *m, const char *consumer) {
         return s ? s->replayed_us : 0;
 }
 
-json_object *events_report(Manager *m) {
+int events_stats(Manager *m, EventsStats *ret) {
         Events *e = m->events;
-        json_object *o = json_object_new_object();
+        EventsStats s = {};
+        size_t n = 0;
 
-        if (!o)
-                return NULL;
-        if (!e) {
-                json_object_object_add(o, "source", NULL);
-                return o;
+        if (!e)
+                return -ENODATA;
+        for (size_t i = 0; i < e->attr.n_pfs; i++)
+                n += e->attr.pfs[i].dropped > 0;
+        s = (EventsStats) {
+                .source = strdup(e->source),
+                .dropped_by_pf = n > 0 ? calloc(n, sizeof(EventsPfDropped)) : NULL,
+                .buffer = e->ring_max,
+                .received = e->received,
+                .delivered = e->delivered,
+                .held = e->held,
+                .unattributed = e->unattributed,
+                .dropped = e->dropped,
+                .late = e->late,
+                .overrun = e->overrun,
+                .replayed_uevents = e->replayed_uevents,
+                .waited_out = e->waited_out,
+                .released = e->times.released_us > 0,
+        };
+        if (s.released)
+                s.release = (EventsRelease) {
+                        .after_restore_ms = ms_between(m->restore_end_us, e->times.released_us),
+                        .until_attach_ms = ms_between(m->restore_end_us, e->times.attach_us),
+                        .scan_ms = ms_between(e->times.attach_us, e->times.learned_us),
+                        .attribute_ms = ms_between(e->times.learned_us, e->times.taken_us),
+                        .udev_queue_ms = ms_between(e->times.taken_us, e->times.released_us),
+                };
+        if (!s.source || (n > 0 && !s.dropped_by_pf)) {
+                events_stats_done(&s);
+                return -ENOMEM;
         }
-        json_object_object_add(o, "source", json_object_new_string(e->source));
-        json_object_object_add(o, "buffer", json_object_new_int64((int64_t) e->ring_max));
-        json_object_object_add(o, "received", json_object_new_int64((int64_t) e->received));
-        json_object_object_add(o, "delivered", json_object_new_int64((int64_t) e->delivered));
-        json_object_object_add(o, "held", json_object_new_int64((int64_t) e->held));
-        json_object_object_add(o, "unattributed", json_object_new_int64((int64_t) e->unattributed));
-        json_object_object_add(o, "dropped", json_object_new_int64((int64_t) e->dropped));
-        json_object *by_pf = json_object_new_object();
-        for (size_t i = 0; by_pf && i < e->attr.n_pfs; i++)
-                if (e->attr.pfs[i].dropped > 0)
-                        json_object_object_add(by_pf, e->attr.pfs[i].identity,
-                                               json_object_new_int64((int64_t) e->attr.pfs[i].dropped));
-        json_object_object_add(o, "dropped_by_pf", by_pf);
-        json_object_object_add(o, "late", json_object_new_int64((int64_t) e->late));
-        json_object_object_add(o, "overrun", json_object_new_boolean(e->overrun));
-        json_object_object_add(o, "replayed_uevents", json_object_new_int64((int64_t) e->replayed_uevents));
-        json_object_object_add(o, "waited_out", json_object_new_int64((int64_t) e->waited_out));
-        json_object *rel = json_object_new_object();
-        if (rel && e->times.released_us) {
-                json_object_object_add(rel, "after_restore_ms",
-                                       json_object_new_double(ms_between(m->restore_end_us, e->times.released_us)));
-                json_object_object_add(rel, "until_attach_ms",
-                                       json_object_new_double(ms_between(m->restore_end_us, e->times.attach_us)));
-                json_object_object_add(rel, "scan_ms",
-                                       json_object_new_double(ms_between(e->times.attach_us, e->times.learned_us)));
-                json_object_object_add(rel, "attribute_ms",
-                                       json_object_new_double(ms_between(e->times.learned_us, e->times.taken_us)));
-                json_object_object_add(rel, "udev_queue_ms",
-                                       json_object_new_double(ms_between(e->times.taken_us, e->times.released_us)));
+        for (size_t i = 0; i < e->attr.n_pfs; i++) {
+                if (e->attr.pfs[i].dropped == 0)
+                        continue;
+                EventsPfDropped *d = &s.dropped_by_pf[s.n_dropped_by_pf++];
+                d->dropped = e->attr.pfs[i].dropped;
+                d->identity = strdup(e->attr.pfs[i].identity);
+                if (!d->identity) {
+                        events_stats_done(&s);
+                        return -ENOMEM;
+                }
         }
-        json_object_object_add(o, "release", rel);
-        return o;
+        *ret = s;
+        return 0;
 }
 
 /* /sys/kernel/uevent_seqnum: the last seqnum this kernel gave (0 if

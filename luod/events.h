@@ -34,9 +34,10 @@
  * signals; GetEvents fetches again from any seqnum.  Events of no known PF are counted, not
  * delivered. */
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <systemd/sd-bus.h>
-#include <json-c/json.h>
 
 #include "inventory.h"
 #include "restore.h"
@@ -79,15 +80,56 @@ int events_consumer_registered(Manager *m, const char *consumer, const char *sen
  * (CLOCK_MONOTONIC µs; 0: none yet). */
 uint64_t events_consumer_replayed_us(Manager *m, const char *consumer);
 
-/* {"source", "buffer", "received", "delivered", "held" (delivered after
- * the restore held them), "unattributed", "dropped", "late", "overrun",
- * "replayed_uevents", "waited_out" (releases forced after
- * EVENTS_MAX_WAIT_USEC with udevd's queue still busy), "release"
- * {"after_restore_ms": the restore's end to the first release, and its
- * parts in order: "until_attach_ms" (report, bus), "scan_ms" (PFs and VFs
- * read, uevents replayed), "attribute_ms", "udev_queue_ms"}} for the
- * report, or NULL. */
-json_object *events_report(Manager *m);
+/* A PF's events dropped from the buffer before GetEvents could fetch
+ * them. */
+typedef struct EventsPfDropped {
+        char *identity;                 /* the PF's stable identity */
+        uint64_t dropped;
+} EventsPfDropped;
+
+/* Where the time from the restore's end to the first release of the held
+ * events went, in ms (CLOCK_MONOTONIC). */
+typedef struct EventsRelease {
+        double after_restore_ms;        /* the restore's end to the release: the four below */
+        double until_attach_ms;         /* the report written, the bus opened */
+        double scan_ms;                 /* the PFs and VFs present read, uevents replayed */
+        double attribute_ms;            /* the held events attributed to their PFs */
+        double udev_queue_ms;           /* waiting for udevd's queue to empty */
+} EventsRelease;
+
+/* The device events' figures for the report (its "events"), counted since
+ * events_start(). */
+typedef struct EventsStats {
+        char *source;                   /* the monitor's: "udev" or "kernel" */
+        uint64_t buffer;                /* events kept for GetEvents (--event-buffer) */
+        uint64_t received;              /* read from the monitor */
+        uint64_t delivered;             /* sent on (attributed to a PF) */
+        uint64_t held;                  /* of those, held during the restore */
+        uint64_t unattributed;          /* of no known PF: counted, not delivered */
+        uint64_t dropped;               /* dropped from the buffer, oldest first */
+        EventsPfDropped *dropped_by_pf; /* the PFs with dropped > 0 */
+        size_t n_dropped_by_pf;
+        uint64_t late;                  /* delivered after a higher seqnum (udevd held it past the bound) */
+        bool overrun;                   /* the monitor's socket overran: events lost */
+        uint64_t replayed_uevents;      /* "add" written to VF uevent files (--replay-uevents) */
+        uint64_t waited_out;            /* releases forced after EVENTS_MAX_WAIT_USEC with udevd's
+                                         * queue still busy */
+        bool released;                  /* the held events went out: release is set */
+        EventsRelease release;
+} EventsStats;
+
+/* Fills *ret with the figures so far (strings copied; free with
+ * events_stats_done()).  Returns 0, -ENODATA when luod watches no device
+ * events (m->events is NULL), or -ENOMEM (*ret untouched). */
+int events_stats(Manager *m, EventsStats *ret);
+
+static inline void events_stats_done(EventsStats *s) {
+        free(s->source);
+        for (size_t i = 0; i < s->n_dropped_by_pf; i++)
+                free(s->dropped_by_pf[i].identity);
+        free(s->dropped_by_pf);
+        *s = (EventsStats) {};
+}
 
 void events_done(Manager *m);
 

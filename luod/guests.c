@@ -14,18 +14,12 @@
 #include "log.h"
 #include "macro.h"
 #include "report.h"
+#include "report-write.h"
 #include "restore.h"
 #include "tsc.h"
 
 /* Read at the top of main(): when luod started in this kernel. */
 extern uint64_t luod_start_tsc, luod_start_boottime_us;
-
-static void guest_done(Guest *g) {
-        free(g->consumer);
-        free(g->name);
-        free(g->error);
-        free(g->blackout_start);
-}
 
 void guests_done(Manager *m) {
         for (size_t i = 0; i < m->n_guests; i++)
@@ -100,11 +94,11 @@ static uint64_t mono_to_tsc(const Manager *m, uint64_t us) {
         return m->restore_end_tsc - (m->restore_end_us - us) * m->tsc_khz / 1000;
 }
 
-static void add_guest_phase(Guest *g, const Manager *m, const char *name, uint64_t start, uint64_t tsc) {
+static void add_guest_phase(Guest *g, const Manager *m, GuestPhaseType type, uint64_t start, uint64_t tsc) {
         if (!tsc || g->n_phases >= GUEST_PHASES_MAX)
                 return;
         g->phases[g->n_phases++] = (GuestPhase) {
-                .name = name, .at_ms = ((double) tsc - (double) start) / (double) m->tsc_khz,
+                .type = type, .at_ms = ((double) tsc - (double) start) / (double) m->tsc_khz,
         };
 }
 
@@ -136,15 +130,15 @@ static void guest_phases(Manager *m, Guest *g, uint64_t start, uint64_t now) {
                         bound = MAX(bound, p->verified_us ?: p->bound_us);
                 }
         }
-        add_guest_phase(g, m, "blackout-start", start, start);
-        add_guest_phase(g, m, "persist-and-kexec", start, persist);
-        add_guest_phase(g, m, "kernel-start", start,
+        add_guest_phase(g, m, GUEST_PHASE_BLACKOUT_START, start, start);
+        add_guest_phase(g, m, GUEST_PHASE_PERSIST_AND_KEXEC, start, persist);
+        add_guest_phase(g, m, GUEST_PHASE_KERNEL_START, start,
                         luod_start_tsc - luod_start_boottime_us * m->tsc_khz / 1000);
-        add_guest_phase(g, m, "luod-start", start, luod_start_tsc);
-        add_guest_phase(g, m, "pfs-enabled", start, mono_to_tsc(m, enabled));
-        add_guest_phase(g, m, "vfs-bound", start, mono_to_tsc(m, bound));
-        add_guest_phase(g, m, "events-replayed", start, mono_to_tsc(m, events_consumer_replayed_us(m, consumer)));
-        add_guest_phase(g, m, "running", start, now);
+        add_guest_phase(g, m, GUEST_PHASE_LUOD_START, start, luod_start_tsc);
+        add_guest_phase(g, m, GUEST_PHASE_PFS_ENABLED, start, mono_to_tsc(m, enabled));
+        add_guest_phase(g, m, GUEST_PHASE_VFS_BOUND, start, mono_to_tsc(m, bound));
+        add_guest_phase(g, m, GUEST_PHASE_EVENTS_REPLAYED, start, mono_to_tsc(m, events_consumer_replayed_us(m, consumer)));
+        add_guest_phase(g, m, GUEST_PHASE_RUNNING, start, now);
 }
 
 /* One structured journal entry per guest back (catalog: units/luod.catalog). */
@@ -240,9 +234,8 @@ int method_guest_running(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 guest_phases(m, g, start, now);
         (void) sd_bus_emit_properties_changed(m->bus, LUOD_OBJECT_PATH, LUOD_MANAGER_IFACE, "Guests", NULL);
         journal_guest_running(m, g);
-        json_object *update_id;
-        if (m->report && json_object_object_get_ex(m->report, "update_id", &update_id))
-                (void) report_write(m, json_object_get_string(update_id));
+        if (m->report)
+                (void) report_write(m);
         log_info("Guest %s of consumer %s runs again: downtime %.1f ms (%s to GuestRunning, %s)",
                  name, c->name, ms, from, approximate ? "wall clock, approximate" : "TSC");
         return sd_bus_reply_method_return(msg, "d", ms);

@@ -32,7 +32,7 @@
 #include "policy.h"
 #include "manager-dbus.h"
 #include "restore-start.h"
-#include "report.h"
+#include "report-write.h"
 #include "update.h"
 #include "time-util.h"
 #include "tsc.h"
@@ -260,8 +260,8 @@ static int on_stop_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 /* The report of the restore again, with the device events' figures once
  * the held ones went out. */
 static void write_report(Manager *m) {
-        if (m->report && *m->update_id)
-                (void) report_write(m, m->update_id);
+        if (m->report)
+                (void) report_write(m);
 }
 
 /* The Manager as the options set it: idle, nothing loaded. */

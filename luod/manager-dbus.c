@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "backend.h"
 #include "config.h"
 #include "consumers.h"
 #include "errors.h"
@@ -23,6 +23,7 @@
 #include "restore-start.h"
 #include "preserve.h"
 #include "record.h"
+#include "report.h"
 #include "sriov.h"
 #include "status.h"
 #include "update.h"
@@ -40,27 +41,30 @@ static int method_get_inventory(sd_bus_message *msg, void *userdata, sd_bus_erro
 
 static int method_get_report(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
-        _cleanup_(json_object_putp) json_object *loaded = NULL;
+        _cleanup_free_ char *text = NULL;
         char path[PATH_MAX];
+        int r;
 
-        if (!m->report) {
-                snprintf(path, sizeof(path), "%s/report.json", m->state_dir);
-                struct stat st;
-
-                if (stat(path, &st) < 0)
-                        return (errno == ENOENT ? sd_bus_error_setf(error, LUOD_ERROR_NO_REPORT, "No update report in %s: %s", path,
-                                                                    strerror(errno)) :
-                                sd_bus_error_set_errnof(error, errno, "No update report in %s: %m", path));
-                if (!S_ISREG(st.st_mode))
-                        return sd_bus_error_setf(error, LUOD_ERROR_STATE_CORRUPT, "The update report %s is not a regular file", path);
-                loaded = json_object_from_file(path);
-                if (!loaded)
-                        return sd_bus_error_setf(error, LUOD_ERROR_STATE_CORRUPT,
-                                                 "The update report %s is unreadable or not JSON (%s)",
-                                                 path, json_util_get_last_err() ?: "?");
+        /* The last update's report, else what an earlier luod wrote. */
+        if (m->report) {
+                r = report_format(m->report, &text, NULL);
+                if (r < 0)
+                        return r;
+                return sd_bus_reply_method_return(msg, "s", text);
         }
-        return sd_bus_reply_method_return(msg, "s", json_object_to_json_string_ext(
-                                                  m->report ?: loaded, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+        snprintf(path, sizeof(path), "%s/report.json", m->state_dir);
+        r = report_read_file(path, &text);
+        if (r == -ENOENT)
+                return sd_bus_error_setf(error, LUOD_ERROR_NO_REPORT, "No update report in %s: %s", path, strerror(-r));
+        if (r == -EBADFD)
+                return sd_bus_error_setf(error, LUOD_ERROR_STATE_CORRUPT, "The update report %s is not a regular file", path);
+        if (r == -EBADMSG)
+                return sd_bus_error_setf(error, LUOD_ERROR_STATE_CORRUPT,
+                                         "The update report %s is unreadable or not JSON (%s)",
+                                         path, json_util_get_last_err() ?: "?");
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "No update report in %s: %m", path);
+        return sd_bus_reply_method_return(msg, "s", text);
 }
 
 static int method_discard(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -85,7 +89,7 @@ static int method_discard(sd_bus_message *msg, void *userdata, sd_bus_error *err
         r = file_remove(m->state_dir);
         if (r < 0 && r != -ENOENT)
                 return sd_bus_error_set_errnof(error, -r, "Removing %s/state.luod-state: %m", m->state_dir);
-        restore_initrd_state_remove(m);
+        backend_initrd_remove_state(m);
         if (m->update_id && *m->update_id && !m->pending.update_id[0])
                 restore_finished_mark(m, m->update_id);
         m->state_kept = false;

@@ -10,6 +10,7 @@
 #include "inhibitors.h"
 #include "log.h"
 #include "manager.h"
+#include "report.h"
 #include "restore.h"
 #include "state.h"
 
@@ -39,7 +40,7 @@ void manager_done(Manager *m) {
                 close(m->luo_in_fd);
         free(m->pending_initrd);
         luod_state_free(&m->pending);
-        json_object_put(m->report);
+        report_free(m->report);
         free(m->state);
         free(m->update_id);
         free(m->last_error);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <systemd/sd-journal.h>
 
+#include "backend.h"
 #include "config.h"
 #include "consumers.h"
 #include "drivers.h"
@@ -23,6 +24,7 @@
 #include "inhibitors.h"
 #include "fs-util.h"
 #include "io-util.h"
+#include "json-util.h"
 #include "kexec.h"
 #include "kmsg.h"
 #include "log.h"
@@ -30,6 +32,7 @@
 #include "restore-start.h"
 #include "preserve.h"
 #include "report.h"
+#include "report-write.h"
 #include "record.h"
 #include "restore.h"
 #include "sriov.h"
@@ -39,69 +42,45 @@
 #include "time-util.h"
 
 /* Read at the top of main(): when luod started in this kernel. */
-/* Read at the top of main(): when luod started in this kernel. */
 extern uint64_t luod_start_tsc, luod_start_boottime_us;
 
-/* Where the initrd backend's state can be: <runtime_dir>/state.luod-state
- * (moved there by the initramfs-tools hook), /luod/state.luod-state (still
- * in the initramfs, no switch_root).  The second only with the default
- * runtime dir, so a luod with its own dirs never touches the host's. */
-static size_t initrd_state_paths(const Manager *m, char paths[2][PATH_MAX]) {
-        snprintf(paths[0], PATH_MAX, "%s/state.luod-state", m->runtime_dir);
-        if (strcmp(m->runtime_dir, "/run/luod") != 0)
-                return 1;
-        snprintf(paths[1], PATH_MAX, "/luod/state.luod-state");
-        return 2;
-}
-
-void restore_initrd_state_remove(const Manager *m) {
-        char paths[2][PATH_MAX];
-        size_t n = initrd_state_paths(m, paths);
-
-        for (size_t i = 0; i < n; i++)
-                (void) unlink(paths[i]);
-}
-
-
+/* Which attempt at a state a restore is. */
+typedef enum RestoreHow {
+        RESTORE_FIRST,          /* the first, in this boot */
+        RESTORE_RESUMED,        /* again: luod was restarted during the restore */
+        RESTORE_RETRY,          /* again: luoctl retry */
+} RestoreHow;
 
 /* ---- restore at start -------------------------------------------------- */
 
-static int retrieve(Manager *m, char **buf, size_t *size, const char **backend) {
-        int r;
+/* The state of the first backend of backends[] that carried one (all are
+ * tried: --backends restricts Update only).  Returns 0 with the state and
+ * *ret_backend, or the last backend's error (-ENOENT: no state anywhere). */
+static int retrieve(Manager *m, char **buf, size_t *size, const Backend **ret_backend) {
+        int r = -ENOENT;
 
-        r = luo_retrieve(buf, size, &m->luo_in_fd);
-        if (r >= 0) {
-                *backend = "luo";
-                return 0;
-        }
-        if (r != -ENOENT)
-                log_warning_errno(r, "Retrieving the LUO session \"luod\" failed, trying the next backend: %m");
-        char paths[2][PATH_MAX];
-        size_t n = initrd_state_paths(m, paths);
-        for (size_t i = 0; i < n; i++) {
-                r = initrd_find_state(paths[i], buf, size);
+        for (size_t i = 0; backends[i]; i++) {
+                r = backends[i]->retrieve(m, buf, size);
                 if (r >= 0) {
-                        *backend = "initrd";
+                        *ret_backend = backends[i];
                         return 0;
                 }
-        }
-        r = file_retrieve(m->state_dir, buf, size);
-        if (r >= 0) {
-                *backend = "file";
-                return 0;
+                if (r != -ENOENT && backends[i + 1])
+                        log_warning_errno(r, "Retrieving the state from the %s backend failed, trying the next backend: %m",
+                                          backends[i]->name);
         }
         return r;
 }
 
 /* Keeps a refused or failed state: a LUO-held state also goes to the file
  * backend, since the kernel finishes a session whose fd closes. */
-static void keep_state(Manager *m, const char *backend, const char *buf, size_t size) {
+static void keep_state(Manager *m, const Backend *backend, const char *buf, size_t size) {
         char path[PATH_MAX];
         int r;
 
         m->state_kept = true;
         snprintf(path, sizeof(path), "%s/state.luod-state", m->state_dir);
-        if (strcmp(backend, "file") == 0 || access(path, F_OK) == 0)
+        if (backend == &backend_file || access(path, F_OK) == 0)
                 return;
         r = file_preserve(m->state_dir, buf, size);
         if (r < 0)
@@ -111,23 +90,20 @@ static void keep_state(Manager *m, const char *backend, const char *buf, size_t 
 }
 
 /* One structured journal entry per restore (catalog: units/luod.catalog). */
-static void journal_restore_done(Manager *m, const LuodState *s, const char *backend, size_t failed) {
-        json_object *phases = NULL, *p, *name, *ms;
-        const char *blackout = "";
+static void journal_restore_done(Manager *m, const LuodState *s, const Backend *backend, size_t failed) {
+        _cleanup_(json_object_putp) json_object *phases = m->report ? report_phases_to_json(m->report) : NULL;
+        const ReportPhase *p = m->report ? report_phase_find(m->report, REPORT_PHASE_TOTAL_BLACKOUT) : NULL;
+        char blackout[32] = "";
 
-        if (m->report && json_object_object_get_ex(m->report, "phases", &phases))
-                for (size_t i = 0; i < json_object_array_length(phases); i++) {
-                        p = json_object_array_get_idx(phases, i);
-                        if (json_object_object_get_ex(p, "name", &name) && json_object_object_get_ex(p, "ms", &ms) &&
-                            strcmp(json_object_get_string(name), "total-blackout") == 0)
-                                blackout = json_object_get_string(ms);
-                }
+        /* As the report prints it: 0.1 ms resolution. */
+        if (p)
+                snprintf(blackout, sizeof(blackout), "%.1f", p->ms);
         (void) sd_journal_send("MESSAGE=Live update %s restored %zu of %zu PFs from %s; blackout %s ms",
-                               s->update_id, s->n_pfs - failed, s->n_pfs, backend, *blackout ? blackout : "unknown",
+                               s->update_id, s->n_pfs - failed, s->n_pfs, backend->name, *blackout ? blackout : "unknown",
                                "MESSAGE_ID=" LUOD_MESSAGE_RESTORE_DONE_STR,
                                "PRIORITY=%d", failed ? 3 : 6,
                                "LUOD_UPDATE_ID=%s", s->update_id,
-                               "LUOD_BACKEND=%s", backend,
+                               "LUOD_BACKEND=%s", backend->name,
                                "LUOD_PFS=%zu", s->n_pfs,
                                "LUOD_PFS_FAILED=%zu", failed,
                                "LUOD_BLACKOUT_MS=%s", blackout,
@@ -197,7 +173,7 @@ static int state_missing(Manager *m, const char *id) {
  * state file before any restore step: from here a luod that dies or is
  * killed finds it again (a retrieved LUO session ends when its fd closes;
  * the initramfs copy goes with /run at the next boot). */
-static int state_consume(Manager *m, LuodState *s, const char *boot_id, const char *backend) {
+static int state_consume(Manager *m, LuodState *s, const char *boot_id, const Backend *backend) {
         _cleanup_free_ char *buf = NULL;
         size_t size;
         int r;
@@ -212,41 +188,17 @@ static int state_consume(Manager *m, LuodState *s, const char *boot_id, const ch
                 return log_error_errno(r, "Update %s: no durable copy of the state in %s/" STATE_FILE_NAME
                                        " (restoring anyway; a luod stopped now cannot resume): %m",
                                        s->update_id, m->state_dir);
-        /* The copy supersedes the initramfs one: only one of them may be
-         * found by a restarted luod. */
-        if (strcmp(backend, "initrd") == 0)
-                restore_initrd_state_remove(m);
+        /* The copy supersedes the backend's (the initramfs one): only one
+         * of them may be found by a restarted luod. */
+        if (backend->superseded)
+                backend->superseded(m);
         return 0;
 }
 
-/* Restores s (consumed by this boot, attempt s->consumed_attempt) and
- * reports; drops the state only when every PF came back.  how: "" for the
- * first attempt, "resumed" (luod restarted in the same boot) or "retry"
- * (luoctl retry). */
-/* The restore's report: built from the results, the guests added, the
- * timestamps kept for GuestRunning, and written. */
-static void restore_report(Manager *m, const LuodState *s, const char *backend, const char *how,
-                           const PfRestore *pfs, uint64_t end_tsc) {
-        KernelBootLog kboot = {};
-        int r;
-
-        /* After the restore, so as not to add to the blackout; only what
-         * this kernel logged before luod started counts. */
-        r = kmsg_read_boot("/dev/kmsg", luod_start_boottime_us, &kboot);
-        if (r < 0)
-                log_warning_errno(r, "Cannot read /dev/kmsg, the report has no kernel-pci-enumeration: %m");
-        json_object_put(m->report);
-        m->report = report_build(s, backend, pfs, luod_start_tsc, luod_start_boottime_us, end_tsc, &kboot);
-        if (!m->report)
-                return;
-        json_object_object_add(m->report, "attempt", json_object_new_int64(s->consumed_attempt));
-        json_object_object_add(m->report, "resumed", json_object_new_boolean(strcmp(how, "resumed") == 0));
-        json_object_object_add(m->report, "retry", json_object_new_boolean(strcmp(how, "retry") == 0));
-        /* Per guest: its VFs back or not; downtime once its consumer says
-         * it runs (GuestRunning), from the blackout start. */
-        (void) guests_from_record(m, s, pfs);
-        /* A retry replaces the timestamps of the attempt before
-         * (m->restored.assignments were just adopted: kept). */
+/* The timestamps of s, kept for GuestRunning's downtimes; a retry
+ * replaces those of the attempt before (m->restored.assignments were just
+ * adopted: kept). */
+static void keep_timestamps(Manager *m, const LuodState *s) {
         for (size_t i = 0; i < m->restored.n_timestamps; i++)
                 free(m->restored.timestamps[i].name);
         free(m->restored.timestamps);
@@ -259,7 +211,34 @@ static void restore_report(Manager *m, const LuodState *s, const char *backend, 
                                                 s->timestamps[i].tsc, s->timestamps[i].realtime_ns);
         }
         m->tsc_khz = s->tsc_khz;
-        (void) report_write(m, s->update_id);
+}
+
+/* The restore's report: built from the results with its attempt, the
+ * guests made, the timestamps kept for GuestRunning, and written. */
+static void restore_report(Manager *m, const LuodState *s, const Backend *backend, RestoreHow how,
+                           const PfRestore *pfs, uint64_t end_tsc) {
+        KernelBootLog kboot = {};
+        int r;
+
+        /* After the restore, so as not to add to the blackout; only what
+         * this kernel logged before luod started counts. */
+        r = kmsg_read_boot("/dev/kmsg", luod_start_boottime_us, &kboot);
+        if (r < 0)
+                log_warning_errno(r, "Cannot read /dev/kmsg, the report has no kernel-pci-enumeration: %m");
+        m->report = report_free(m->report);
+        r = report_build(s, backend, pfs, luod_start_tsc, luod_start_boottime_us, end_tsc, &kboot, &m->report);
+        if (r < 0) {
+                log_error_errno(r, "Failed to build the report of update %s: %m", s->update_id);
+                return;
+        }
+        m->report->attempt = s->consumed_attempt;
+        m->report->resumed = how == RESTORE_RESUMED;
+        m->report->retry = how == RESTORE_RETRY;
+        /* Per guest: its VFs back or not; downtime once its consumer says
+         * it runs (GuestRunning), from the blackout start. */
+        (void) guests_from_record(m, s, pfs);
+        keep_timestamps(m, s);
+        (void) report_write(m);
 }
 
 /* Every PF restored: the preserved state goes (FINISH on the LUO session,
@@ -274,7 +253,7 @@ static void restore_complete(Manager *m, const LuodState *s) {
                 close(m->luo_in_fd);
                 m->luo_in_fd = -EBADF;
         }
-        restore_initrd_state_remove(m);
+        backend_initrd_remove_state(m);
         r = file_remove(m->state_dir);
         if (r < 0 && r != -ENOENT)
                 log_warning_errno(r, "Failed to remove %s/state.luod-state: %m", m->state_dir);
@@ -286,7 +265,7 @@ static void restore_complete(Manager *m, const LuodState *s) {
 
 /* Some PF failed: the state is kept (a copy in the state file) for luoctl
  * retry or discard. */
-static int restore_incomplete(Manager *m, const LuodState *s, const char *backend, size_t failed, int rr) {
+static int restore_incomplete(Manager *m, const LuodState *s, const Backend *backend, size_t failed, int rr) {
         _cleanup_free_ char *buf = NULL;
         char msg[512];
         size_t size;
@@ -301,7 +280,9 @@ static int restore_incomplete(Manager *m, const LuodState *s, const char *backen
         return rr;
 }
 
-static int restore_state(Manager *m, LuodState *s, const char *backend, const char *how) {
+/* Restores s (consumed by this boot, attempt s->consumed_attempt) and
+ * reports; drops the state only when every PF came back. */
+static int restore_state(Manager *m, LuodState *s, const Backend *backend, RestoreHow how) {
         RestoreOptions opt = RESTORE_OPTIONS_DEFAULT;
         PfRestore *pfs = NULL;
         size_t failed = 0;
@@ -309,8 +290,8 @@ static int restore_state(Manager *m, LuodState *s, const char *backend, const ch
         int r, rr;
 
         (void) status_set_string(&m->update_id, s->update_id);
-        log_info("Restoring update %s from %s: %zu PFs%s%s (attempt %u)", s->update_id, backend, s->n_pfs,
-                 *how ? ", " : "", how, s->consumed_attempt);
+        log_info("Restoring update %s from %s: %zu PFs%s (attempt %u)", s->update_id, backend->name, s->n_pfs,
+                 how == RESTORE_RESUMED ? ", resumed" : how == RESTORE_RETRY ? ", retry" : "", s->consumed_attempt);
         status_set_state(m, "restoring", NULL);
         opt.driver_wait_usec = m->driver_wait_usec;
         opt.event = m->event;   /* device events are read while the PFs are restored */
@@ -345,7 +326,7 @@ static int restore_state(Manager *m, LuodState *s, const char *backend, const ch
 
 /* Refuses a state found at start: kept (and copied to the state file when
  * it came from elsewhere), State "failed" with msg. */
-static int refuse_state(Manager *m, const char *backend, const char *buf, size_t size, int r, const char *msg) {
+static int refuse_state(Manager *m, const Backend *backend, const char *buf, size_t size, int r, const char *msg) {
         log_error("%s", msg);
         keep_state(m, backend, buf, size);
         status_set_state(m, "failed", msg);
@@ -355,7 +336,7 @@ static int refuse_state(Manager *m, const char *backend, const char *buf, size_t
 int restore_at_start(Manager *m) {
         _cleanup_luod_state_ LuodState s = {};
         _cleanup_free_ char *buf = NULL, *perr = NULL;
-        const char *backend = NULL;
+        const Backend *backend = NULL;
         char id[LUOD_UUID_STRING_MAX], boot[LUOD_UUID_STRING_MAX], msg[768];
         size_t size;
         int r;
@@ -381,14 +362,15 @@ int restore_at_start(Manager *m) {
         r = luod_state_parse(buf, size, &s, &perr);
         if (r < 0) {
                 snprintf(msg, sizeof(msg), "Refusing the preserved state from %s: %s (%s); kept",
-                         backend, perr ?: "?", strerror(-r));
+                         backend->name, perr ?: "?", strerror(-r));
                 return refuse_state(m, backend, buf, size, r, msg);
         }
         (void) status_set_string(&m->update_id, s.update_id);
         r = read_boot_id(boot);
         if (r < 0) {
                 snprintf(msg, sizeof(msg), "Refusing the preserved state of update %s from %s: this boot's id "
-                         "is unknown (%s); kept, see luoctl retry or luoctl discard", s.update_id, backend, strerror(-r));
+                         "is unknown (%s); kept, see luoctl retry or luoctl discard", s.update_id, backend->name,
+                         strerror(-r));
                 return refuse_state(m, backend, buf, size, r, msg);
         }
         /* One boot per state: another boot never applies a state a boot
@@ -397,14 +379,14 @@ int restore_at_start(Manager *m) {
         if (s.consumed_boot_id[0] && strcmp(s.consumed_boot_id, boot) != 0) {
                 snprintf(msg, sizeof(msg), "Refusing the preserved state of update %s from %s: it was consumed by "
                          "boot %s (attempt %u), this is boot %s; kept, see luoctl retry or luoctl discard",
-                         s.update_id, backend, s.consumed_boot_id, s.consumed_attempt, boot);
+                         s.update_id, backend->name, s.consumed_boot_id, s.consumed_attempt, boot);
                 m->state_kept = true;
                 return refuse_state(m, backend, buf, size, -ESTALE, msg);
         }
         if (!s.consumed_boot_id[0] && strcmp(id, s.update_id) != 0) {
                 snprintf(msg, sizeof(msg), "Refusing the preserved state of update %s from %s: "
                          "this boot's command line has %s%s (a cold boot?); kept, see luoctl retry or luoctl discard",
-                         s.update_id, backend, *id ? "luod.update_id=" : "no luod.update_id", id);
+                         s.update_id, backend->name, *id ? "luod.update_id=" : "no luod.update_id", id);
                 return refuse_state(m, backend, buf, size, -ESTALE, msg);
         }
         bool resumed = s.consumed_boot_id[0];
@@ -412,7 +394,7 @@ int restore_at_start(Manager *m) {
                 log_notice("Update %s was being restored by an earlier luod in this boot (attempt %u): resuming",
                            s.update_id, s.consumed_attempt);
         (void) state_consume(m, &s, boot, backend);
-        return restore_state(m, &s, backend, resumed ? "resumed" : "");
+        return restore_state(m, &s, backend, resumed ? RESTORE_RESUMED : RESTORE_FIRST);
 }
 
 int restore_retry(Manager *m, char **ret_error) {
@@ -435,11 +417,11 @@ int restore_retry(Manager *m, char **ret_error) {
                 return asprintf(ret_error, "This boot's id is unknown: %s", strerror(-r)) < 0 ? -ENOMEM : r;
         log_notice("Retrying update %s in boot %s (asked for; last applied by boot %s, attempt %u)", s.update_id,
                    boot, s.consumed_boot_id[0] ? s.consumed_boot_id : "none", s.consumed_attempt);
-        r = state_consume(m, &s, boot, "file");
+        r = state_consume(m, &s, boot, &backend_file);
         if (r < 0)
                 return asprintf(ret_error, "Cannot record the retry in %s/" STATE_FILE_NAME " (%s): nothing done",
                                 m->state_dir, strerror(-r)) < 0 ? -ENOMEM : r;
-        r = restore_state(m, &s, "file", "retry");
+        r = restore_state(m, &s, &backend_file, RESTORE_RETRY);
         if (r < 0)
                 return asprintf(ret_error, "%s", m->last_error) < 0 ? -ENOMEM : r;
         return 0;

@@ -37,6 +37,3 @@ int restore_retry(Manager *m, char **ret_error);
 /* Marks update_id finished in this boot (<runtime_dir>/finished): a command
  * line that still names it is no lost state. */
 void restore_finished_mark(Manager *m, const char *update_id);
-
-/* Removes the initrd backend's state where this boot's initramfs left it. */
-void restore_initrd_state_remove(const Manager *m);

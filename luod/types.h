@@ -2,12 +2,12 @@
 #pragma once
 
 /* The types luod's modules share: the Manager (every object luod holds),
- * consumers and inhibitors.  Types only, no functions of a module: every
+ * consumers, inhibitors, the guests and the report of an update.  Types only, no functions of a module: every
  * module may include it without depending on another (see
  * tools/check-include-cycles.py). */
 
-#include <json-c/json.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
@@ -65,11 +65,26 @@ typedef enum GuestResult {
         _GUEST_RESULT_INVALID = -22,    /* -EINVAL */
 } GuestResult;
 
-#define GUEST_PHASES_MAX 8
+/* The points of a guest's way back (guests.c says what each is; report.c
+ * names them). */
+typedef enum GuestPhaseType {
+        GUEST_PHASE_BLACKOUT_START,
+        GUEST_PHASE_PERSIST_AND_KEXEC,
+        GUEST_PHASE_KERNEL_START,
+        GUEST_PHASE_LUOD_START,
+        GUEST_PHASE_PFS_ENABLED,
+        GUEST_PHASE_VFS_BOUND,
+        GUEST_PHASE_EVENTS_REPLAYED,
+        GUEST_PHASE_RUNNING,
+        _GUEST_PHASE_MAX,
+        _GUEST_PHASE_INVALID = -22,     /* -EINVAL */
+} GuestPhaseType;
+
+#define GUEST_PHASES_MAX _GUEST_PHASE_MAX
 
 /* A point of a guest's way back, in ms since its blackout start. */
 typedef struct GuestPhase {
-        const char *name;               /* static */
+        GuestPhaseType type;
         double at_ms;
 } GuestPhase;
 
@@ -88,6 +103,89 @@ typedef struct Guest {
         size_t n_phases;
 } Guest;
 
+/* Frees what g points to (not g itself). */
+static inline void guest_done(Guest *g) {
+        free(g->consumer);
+        free(g->name);
+        free(g->error);
+        free(g->blackout_start);
+}
+
+/* The phases of an update the report times (report.h says what each
+ * spans). */
+typedef enum ReportPhaseType {
+        REPORT_PHASE_SNAPSHOT,
+        REPORT_PHASE_KEXEC_LOAD,
+        REPORT_PHASE_PERSIST_AND_KEXEC,
+        REPORT_PHASE_KERNEL_BOOT_TO_LUOD_START,
+        REPORT_PHASE_KERNEL_PCI_ENUMERATION,
+        REPORT_PHASE_RESTORE,
+        REPORT_PHASE_TOTAL_BLACKOUT,
+        _REPORT_PHASE_MAX,
+        _REPORT_PHASE_INVALID = -22,    /* -EINVAL */
+} ReportPhaseType;
+
+typedef struct ReportPhase {
+        ReportPhaseType type;
+        double ms;                      /* negative when the clocks disagree */
+} ReportPhase;
+
+/* A delay inhibitor of the update and how long it held the update. */
+typedef struct ReportInhibitor {
+        char *consumer;
+        bool has_held_ms;               /* false without a TSC rate */
+        double held_ms;                 /* prepare-start to its release or timeout */
+        bool timed_out;                 /* --max-delay ended the wait for it */
+} ReportInhibitor;
+
+typedef enum PfResult {
+        PF_RESULT_OK,                   /* restored and read back as recorded */
+        PF_RESULT_FAILED,               /* a step failed (error says which) */
+        _PF_RESULT_MAX,
+        _PF_RESULT_INVALID = -22,       /* -EINVAL */
+} PfResult;
+
+/* A PF of the record and its restore: the ms between the steps of
+ * restore.c (0 for a step not reached). */
+typedef struct ReportPf {
+        PciBdf bdf;                     /* where it is now */
+        PciBdf recorded_bdf;            /* where it was in the old kernel */
+        char *identity;                 /* NULL when the record has none */
+        uint32_t numvfs;
+        PfResult result;
+        char *error;                    /* the failed step and its errno; NULL if none */
+        char **differences;             /* read back unlike the record, one field each */
+        size_t n_differences;
+        double driver_wait_ms, enable_ms, settings_ms, bind_ms, verify_ms;
+        double total_ms;                /* start to verified (or bound) */
+        uint64_t end_monotonic_us;      /* its last step, CLOCK_MONOTONIC of this kernel */
+} ReportPf;
+
+/* The report of an update (report.c builds it, turns it into JSON and back,
+ * and writes it; metrics.c formats it).  guests and events are copies,
+ * taken by report_write(), of what it wrote. */
+typedef struct Report {
+        char *update_id;
+        char *old_kernel;               /* uname -r before and after the kexec */
+        char *new_kernel;
+        const struct Backend *backend;  /* where the state travelled; NULL if unknown */
+        uint64_t tsc_khz;               /* the TSC rate recorded before the kexec; 0: none */
+        bool approximate;               /* the blackout figures are approximate */
+        ReportPhase phases[_REPORT_PHASE_MAX];  /* those measured, in update order */
+        size_t n_phases;
+        ReportInhibitor *inhibitors;
+        size_t n_inhibitors;
+        unsigned pci_devices_found;     /* by the new kernel's PCI enumeration (its log) */
+        ReportPf *pfs;
+        size_t n_pfs;
+        unsigned attempt;               /* 1, 2, ...: applying the state; 0: not known */
+        bool resumed;                   /* luod restarted mid-restore in the same boot */
+        bool retry;                     /* luoctl retry */
+        Guest *guests;
+        size_t n_guests;
+        struct EventsStats *events;     /* NULL: no device events watched */
+} Report;
+
 typedef struct Manager {
         sd_event *event;
         sd_bus *bus;
@@ -101,7 +199,7 @@ typedef struct Manager {
         char *update_id;                /* last or pending update, "" if none */
         char *last_error;               /* "" if none */
         char *phase;                    /* Update's current step, "" outside Update */
-        json_object *report;            /* the last update's report, or NULL */
+        Report *report;                 /* the last update's report (report.c), or NULL */
 
         /* The update between its preflight and its load (update.c). */
         Update *update;

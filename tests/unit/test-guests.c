@@ -42,7 +42,7 @@ int main(void) {
         m.guests[0].result = GUEST_RESULT_RUNNING;
         m.guests[0].downtime_ms = 123.45;
         m.guests[0].blackout_start = strdup("delay-released:hv1");
-        m.guests[0].phases[m.guests[0].n_phases++] = (GuestPhase) { .name = "running", .at_ms = 123.45 };
+        m.guests[0].phases[m.guests[0].n_phases++] = (GuestPhase) { .type = GUEST_PHASE_RUNNING, .at_ms = 123.45 };
         j = report_guests(m.guests, 1);
         t = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN);
         CHECK(strstr(t, "\"result\":\"running\",\"error\":null,\"downtime_ms\":123.5,"

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* metrics_format() and metrics_write_file() (luod/metrics.c): a report as
- * luod writes it, formatted, then parsed back as Prometheus text: each
- * sample's value and labels, the escaping, every sample under its TYPE
- * line; the file written atomically with that content. */
+ * luod writes it, read into the typed report (report_parse()), formatted,
+ * then parsed back as Prometheus text: each sample's value and labels, the
+ * escaping, every sample under its TYPE line; the file written atomically
+ * with that content. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 
 #include "macro.h"
 #include "metrics.h"
+#include "report.h"
 #include "tap.h"
 
 /* A report as report_build() and consumers.c write it: two PFs (one
@@ -99,11 +101,11 @@ static bool every_sample_typed(const char *text) {
 }
 
 static void test_format(void) {
-        json_object *report = json_tokener_parse(report_json);
+        Report *report = NULL, empty = {};
         char *text = NULL;
         size_t len = 0;
 
-        CHECK(report);
+        CHECK(report_parse(report_json, &report, NULL) == 0);
         CHECK(metrics_format(report, &text, &len) == 0);
         CHECK(text && strlen(text) == len);
         if (!text)
@@ -133,20 +135,19 @@ static void test_format(void) {
         CHECK(lines_starting(text, "# TYPE ") == lines_starting(text, "# HELP "));
         CHECK(every_sample_typed(text));
         free(text);
-        json_object_put(report);
+        report = report_free(report);
 
         /* A report without an update id, or not an object, is refused. */
-        report = json_tokener_parse("{ \"backend\": \"luo\" }");
+        CHECK(report_parse("{ \"backend\": \"luo\" }", &report, NULL) == -EBADMSG && !report);
+        CHECK(report_parse("[ 1 ]", &report, NULL) == -EBADMSG && !report);
         text = NULL;
-        CHECK(metrics_format(report, &text, &len) == -EINVAL && !text);
-        json_object_put(report);
-        report = json_tokener_parse("[ 1 ]");
-        CHECK(metrics_format(report, &text, &len) == -EINVAL && !text);
-        json_object_put(report);
+        CHECK(metrics_format(&empty, &text, &len) == -EINVAL && !text);
+        CHECK(metrics_format(NULL, &text, &len) == -EINVAL && !text);
 
         /* A report of a restore that found no PF and no consumer: the
          * counts are 0, no per-PF or per-guest sample. */
-        report = json_tokener_parse("{ \"update_id\": \"u\", \"backend\": \"file\", \"pfs\": [], \"phases\": [] }");
+        CHECK(report_parse("{ \"update_id\": \"u\", \"backend\": \"file\", \"pfs\": [], \"phases\": [] }",
+                           &report, NULL) == 0);
         CHECK(metrics_format(report, &text, &len) == 0);
         if (text) {
                 CHECK(is_one(text, "luod_update_pfs", 0));
@@ -155,18 +156,19 @@ static void test_format(void) {
                 CHECK(every_sample_typed(text));
         }
         free(text);
-        json_object_put(report);
+        report_free(report);
 }
 
 static void test_write(void) {
         char dir[] = "/tmp/test-metrics-XXXXXX", path[64], missing[80];
-        json_object *report = json_tokener_parse(report_json);
+        Report *report = NULL;
         char *want = NULL, buf[8192];
         size_t len = 0;
         struct stat st;
         ssize_t n;
         int fd;
 
+        CHECK(report_parse(report_json, &report, NULL) == 0);
         CHECK(mkdtemp(dir));
         snprintf(path, sizeof(path), "%s/luod.prom", dir);
         CHECK(metrics_format(report, &want, &len) == 0);
@@ -195,7 +197,7 @@ static void test_write(void) {
         unlink(path);
         rmdir(dir);
         free(want);
-        json_object_put(report);
+        report_free(report);
 }
 
 int main(void) {

@@ -152,7 +152,7 @@ check_swapped_kernel() {
 # seqnum order, none before its PF's restore ended, the held ones marked.
 # hv2 holds a VF of nvme PF 1 ($id0), hv3 one of nvme PF 2 ($id1).
 check_events() {
-	local id0 id1 p2 p3 x hv mine other f end pf0 pf1 vf0 vf1 last
+	local id0 id1 p2 p3 x hv mine other f end pf0 pf1 vf0 vf1 last t0
 	id0=$(tb_pf_identity "$(echo $nvmes | cut -d' ' -f1)")
 	id1=$(tb_pf_identity "$(echo $nvmes | cut -d' ' -f2)")
 	tb-hypervisor hv2 restored events 3 >/tmp/hv2-ev.out 2>&1 &
@@ -169,7 +169,7 @@ check_events() {
 	# Where the time from the restore's end to the release of the held
 	# events went: its parts in order, adding up to the whole.
 	luoctl report --json | tr -d ' \n' | sed -n 's/.*"release":{\([^}]*\)}.*/\1/p' | tr ',' '\n' |
-		sed 's/"//g; s/:/ /' >/tmp/release.txt
+		sed 's/"//g; s/:/ /' | awk 1 >/tmp/release.txt
 	sed 's/^/events release: /' /tmp/release.txt | tb_info
 	tb_check "report: events.release, the restore's end to the release, is the sum of its four parts" \
 		awk '{ v[$1] = $2 } END { s = v["until_attach_ms"] + v["scan_ms"] + v["attribute_ms"] + v["udev_queue_ms"];
@@ -212,8 +212,13 @@ check_events() {
 	p2=$!
 	sleep 1
 	echo change >"/sys/bus/pci/devices/$vf1/uevent"
+	t0=$(tb-clock us)
 	echo change >"/sys/bus/pci/devices/$vf0/uevent"
 	wait $p2
+	# From the write to hv2's DeviceEvent: udevd's work and luod's delivery.
+	sed -n 's/^event .* change pci .* at=\([0-9]*\).*/\1/p' /tmp/hv2-live.out | head -n 1 |
+		awk -v t0="$t0" '{ printf "live event: uevent written to DeviceEvent received %.1f ms\n", ($1 - t0) / 1000 }' |
+		tb_info
 	tb-hypervisor - fetch "$last" >/tmp/live-ev.out 2>&1
 	tb_info </tmp/hv2-live.out
 	tb_check "live: the observer sees both changes after seqnum $last" \

@@ -34,6 +34,7 @@
 #include "restore-start.h"
 #include "report-write.h"
 #include "update.h"
+#include "update-loaded.h"
 #include "time-util.h"
 #include "tsc.h"
 
@@ -310,6 +311,8 @@ static int restore_first(Manager *m) {
         if (arg_events)
                 (void) events_start(m, arg_event_buffer);
         (void) consumers_load(m);
+        /* An update a killed luod of this boot left loaded: never kexec'd. */
+        (void) update_loaded_recover(m);
         (void) restore_at_start(m);
         return 0;
 }

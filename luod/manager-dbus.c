@@ -27,6 +27,7 @@
 #include "sriov.h"
 #include "status.h"
 #include "update.h"
+#include "update-loaded.h"
 
 
 static int method_get_inventory(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -76,7 +77,7 @@ static int method_discard(sd_bus_message *msg, void *userdata, sd_bus_error *err
                                          "Update %s is in progress; luoctl abandon it first", manager_update_busy(m));
         if (m->pending.update_id[0]) {
                 log_info("Discarding loaded update %s", m->pending.update_id);
-                (void) kexec_unload();
+                update_unload(m);
                 update_pending_drop(m);
         }
         if (m->luo_in_fd >= 0) {

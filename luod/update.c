@@ -47,6 +47,7 @@
 #include "time-util.h"
 #include "tsc.h"
 #include "update.h"
+#include "update-loaded.h"
 
 /* One delay inhibitor PrepareForUpdate waits for. */
 typedef struct DelayWait {
@@ -197,7 +198,7 @@ static void update_end(Update *u, int r, const char *error_name, const char *fmt
         va_end(ap);
         log_error("Update %s ended: %s", u->s.update_id, msg ?: "out of memory");
         if (u->loaded)
-                (void) kexec_unload();
+                update_unload(u->m);
         if (u->persisted || u->out)
                 u->backend->unpersist(u->m, u->out);
         if (u->prepared)
@@ -587,8 +588,17 @@ static int update_load(Update *u) {
                 return r;
         (void) stamp(&u->s, "kexec-load-start");
         const KexecImage *initrd = u->out_img.fd >= 0 ? &u->out_img : u->initrd_img.fd >= 0 ? &u->initrd_img : NULL;
+        /* Named outside luod before it is loaded: a luod killed from here
+         * to kexec -e is followed by one that unloads it. */
+        r = update_loaded_mark(u->m, u->s.update_id, u->backend->name);
+        if (r < 0) {
+                update_end(u, r, NULL, "Cannot record the load of update %s in %s: %m", u->s.update_id,
+                           u->m->runtime_dir);
+                return r;
+        }
         r = kexec_load_images(&u->kernel_img, initrd, u->cmdline, u->loader, &kerror);
         if (r < 0) {
+                update_loaded_unmark(u->m);
                 update_end(u, r, NULL, "%s refused %s: %s", kexec_loader_to_string(u->loader), u->kernel,
                            kerror ?: strerror(-r));
                 return r;
@@ -663,7 +673,7 @@ static void update_start(Update *u) {
 /* Ends the loaded update: kernel unloaded, state removed, prepared
  * consumers told; State "failed" with msg. */
 static void pending_end(Manager *m, const char *msg) {
-        (void) kexec_unload();
+        update_unload(m);
         if (m->pending_prepared)
                 emit_abandoned(m, m->pending.update_id, msg);
         update_pending_drop(m);

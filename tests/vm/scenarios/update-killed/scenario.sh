@@ -17,7 +17,37 @@ stage1() {
 		"$IP" link set "$(tb_pf_netdev "$igb")" vf 1 mac $IGB_MAC vlan $IGB_VLAN
 	tb_save_inventory
 	tb_carry_initrd
+	check_killed_while_loaded
 	tb_update_kexec 2
+}
+
+# luod killed (SIGKILL) while its update is loaded and waits for a delay
+# inhibitor: the kernel stays loaded with luod.update_id= on its command
+# line.  The luod started again in this boot must unload it and say why, so
+# that no later kexec boots it; then a new update goes on as usual.
+check_killed_while_loaded() {
+	local hv upd n
+	tb-hypervisor hvK inhibit delay "pausing" 600 >/tmp/hvK.out 2>&1 &
+	hv=$!
+	n=0
+	until grep -q held /tmp/hvK.out 2>/dev/null; do n=$((n + 1)); [ $n -gt 300 ] && break; sleep 0.1; done
+	luoctl update --kernel /luod-tb/bzImage --initrd /tmp/initrd2 --append "luod_tb.stage=99" --yes \
+		>/tmp/killed-update.out 2>&1 &
+	upd=$!
+	n=0
+	until grep -q "^prepare " /tmp/hvK.out 2>/dev/null; do n=$((n + 1)); [ $n -gt 300 ] && break; sleep 0.1; done
+	tb_check "an update waits for its delay inhibitor with the kernel loaded" grep -qx 1 /sys/kernel/kexec_loaded
+	kill -KILL "$TB_LUOD_PID"
+	wait "$TB_LUOD_PID"
+	kill "$hv"
+	wait "$upd"
+	tb_spawn_luod /tmp/luod-restarted.log
+	tb_check "luod killed then, started again" tb_wait_luod
+	tb_show_luod_log /tmp/luod-restarted.log
+	tb_check "... unloads the kernel the killed luod loaded" grep -qx 0 /sys/kernel/kexec_loaded
+	tb_check "... and says so in luoctl status" \
+		sh -c 'luoctl status 2>&1 | grep -q "loaded by a luod that exited before kexec -e"'
+	tb_check "... nothing persisted is left for a later boot" test ! -e /var/lib/luod/state.luod-state
 }
 
 # Whether PF "$@" has a VF yet.

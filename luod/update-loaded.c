@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "fs-util.h"
+#include "io-util.h"
+#include "kexec.h"
+#include "log.h"
+#include "macro.h"
+#include "preserve.h"
+#include "state.h"
+#include "status.h"
+#include "update-loaded.h"
+
+#define LOADED_NAME "loaded"
+
+int update_loaded_mark(Manager *m, const char *update_id, const char *backend) {
+        _cleanup_close_ int dir_fd = -EBADF;
+        char line[128];
+        int r, n;
+
+        n = snprintf(line, sizeof(line), "%s %s\n", update_id, backend);
+        if (n < 0 || (size_t) n >= sizeof(line))
+                return log_error_errno(-EINVAL, "Update %s: cannot name it in %s/" LOADED_NAME ": %m", update_id,
+                                       m->runtime_dir);
+        (void) mkdir(m->runtime_dir, 0700);
+        dir_fd = open(m->runtime_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0)
+                return log_error_errno(-errno, "Update %s: cannot open %s: %m", update_id, m->runtime_dir);
+        r = write_file_atomic_at(dir_fd, LOADED_NAME, line, (size_t) n, 0600);
+        if (r < 0)
+                return log_error_errno(r, "Update %s: cannot write %s/" LOADED_NAME ": %m", update_id,
+                                       m->runtime_dir);
+        return 0;
+}
+
+void update_loaded_unmark(Manager *m) {
+        char path[PATH_MAX];
+
+        snprintf(path, sizeof(path), "%s/" LOADED_NAME, m->runtime_dir);
+        if (unlink(path) < 0 && errno != ENOENT)
+                log_warning_errno(-errno, "Cannot remove %s: %m", path);
+}
+
+void update_unload(Manager *m) {
+        (void) kexec_unload();
+        update_loaded_unmark(m);
+}
+
+/* The state file holds update_id, not consumed: this boot's own outgoing
+ * state of that update. */
+static bool state_file_is(Manager *m, const char *update_id) {
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_luod_state_ LuodState s = {};
+        size_t size;
+
+        if (file_retrieve(m->state_dir, &buf, &size) < 0 || luod_state_parse(buf, size, &s, NULL) < 0)
+                return false;
+        return strcmp(s.update_id, update_id) == 0 && !s.consumed_boot_id[0];
+}
+
+static void remove_own_state(Manager *m, const char *update_id, const char *backend) {
+        char path[PATH_MAX];
+
+        if (strcmp(backend, backend_initrd.name) == 0) {
+                snprintf(path, sizeof(path), "%s/initrd-%s", m->runtime_dir, update_id);
+                backend_initrd.unpersist(m, path);
+        } else if (strcmp(backend, backend_file.name) == 0 && state_file_is(m, update_id))
+                backend_file.unpersist(m, NULL);
+        /* luo: the session went with the process that created it. */
+}
+
+int update_loaded_recover(Manager *m) {
+        char path[PATH_MAX], line[128], id[LUOD_UUID_STRING_MAX] = "", backend[16] = "", msg[512];
+        int r;
+
+        snprintf(path, sizeof(path), "%s/" LOADED_NAME, m->runtime_dir);
+        r = read_line(path, line, sizeof(line));
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return log_error_errno(r, "Cannot read %s: %m; a kernel luod loaded may still be loaded", path);
+        if (sscanf(line, "%36s %15s", id, backend) != 2)
+                log_warning("%s is not \"UPDATE-ID BACKEND\": '%s'; unloading the kernel all the same", path, line);
+        snprintf(msg, sizeof(msg), "Update %s (%s) was loaded by a luod that exited before kexec -e in this boot: "
+                 "abandoned, the kernel unloaded and its state removed", *id ? id : "?", *backend ? backend : "?");
+        log_warning("%s", msg);
+        if (*id && *backend)
+                remove_own_state(m, id, backend);
+        update_unload(m);
+        if (*id)
+                (void) status_set_string(&m->update_id, id);
+        status_set_state(m, "failed", msg);
+        return 1;
+}

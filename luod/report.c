@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,6 +10,7 @@
 #include <sys/utsname.h>
 
 #include "events.h"
+#include "fs-util.h"
 #include "json-util.h"
 #include "log.h"
 #include "macro.h"
@@ -1008,21 +1012,83 @@ int report_parse(const char *text, Report **ret, char **ret_error) {
         return report_from_json(o, ret, ret_error);
 }
 
-int report_read_file(const char *path, char **ret_text) {
-        _cleanup_(json_object_putp) json_object *o = NULL;
-        struct stat st;
-        char *text;
+/* Whether every number in o is finite: json-c reads NaN, Infinity and
+ * 1e999 into doubles (also with JSON_TOKENER_STRICT), and prints them back
+ * as they were written, NaN as text that is not JSON.  json-c's depth limit
+ * bounds the recursion. */
+static bool json_numbers_finite(json_object *o) {
+        switch (json_object_get_type(o)) {
+        case json_type_double:
+                return isfinite(json_object_get_double(o));
+        case json_type_array:
+                for (size_t i = 0; i < json_object_array_length(o); i++)
+                        if (!json_numbers_finite(json_object_array_get_idx(o, i)))
+                                return false;
+                return true;
+        case json_type_object: {
+                json_object_object_foreach(o, key, value) {
+                        (void) key;
+                        if (!json_numbers_finite(value))
+                                return false;
+                }
+                return true;
+        }
+        default:
+                return true;
+        }
+}
 
-        if (stat(path, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EBADFD;
-        o = json_object_from_file(path);
-        if (!o)
-                return -EBADMSG;
-        text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+/* The JSON of buf: strict, UTF-8, one value, nothing but whitespace after
+ * it, every number finite. */
+static int report_file_json(const char *buf, size_t size, json_object **ret, char **error) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        enum json_tokener_error e;
+        size_t end;
+        int r;
+
+        r = json_parse_strict(buf, size, &o, &e, &end);
+        if (r < 0)
+                return r;
+        if (size == 0)
+                return json_fail(-EBADMSG, error, NULL, NULL, "empty file");
+        if (e != json_tokener_success || !o)
+                return json_fail(-EBADMSG, error, NULL, NULL, "not JSON: %s at byte %zu",
+                                 json_tokener_error_reason(e), end);
+        if (strspn(buf + end, " \t\r\n") != size - end)
+                return json_fail(-EBADMSG, error, NULL, NULL, "data after the JSON value at byte %zu", end);
+        if (!json_numbers_finite(o))
+                return json_fail(-EBADMSG, error, NULL, NULL, "a number is not finite (NaN, Infinity, overflow)");
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+int report_read_file(const char *path, char **ret_text, char **ret_error) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        _cleanup_free_ char *buf = NULL, *error = NULL;
+        const char *text;
+        size_t size, len;
+        int r;
+
+        if (ret_error)
+                *ret_error = NULL;
+        r = read_regular_file_at(AT_FDCWD, path, REPORT_SIZE_MAX, &buf, &size);
+        if (r == -EFBIG)
+                return json_pass_error(json_fail(r, &error, NULL, NULL, "larger than %" PRIu64 " bytes",
+                                                 REPORT_SIZE_MAX), &error, ret_error);
+        if (r < 0)
+                return r;
+        r = report_file_json(buf, size, &o, &error);
+        if (r < 0)
+                return json_pass_error(r, &error, ret_error);
+        text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED, &len);
         if (!text)
                 return -ENOMEM;
-        *ret_text = text;
-        return 0;
+        /* Pretty-printed, deep nesting grows: keep the reply far below the
+         * bus's message size limit (dbus-daemon drops a sender that goes
+         * over it). */
+        if (len > REPORT_TEXT_MAX)
+                return json_pass_error(json_fail(-EFBIG, &error, NULL, NULL, "%zu bytes as JSON text, more than %"
+                                                 PRIu64, len, REPORT_TEXT_MAX), &error, ret_error);
+        *ret_text = strndup(text, len);
+        return *ret_text ? 0 : -ENOMEM;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <limits.h>
@@ -321,7 +322,7 @@ int report_build(const LuodState *want, const Backend *backend, const PfRestore 
 /* A duration in ms, printed with 0.1 ms resolution (json-c would print
  * every digit of the double). */
 static json_object *ms_new(double ms) {
-        char buf[32];
+        char buf[DBL_MAX_10_EXP + 8];   /* "%.1f" of any finite double: never cut short */
 
         snprintf(buf, sizeof(buf), "%.1f", ms);
         return json_object_new_double_s(ms, buf);
@@ -397,21 +398,21 @@ static json_object *events_to_json(const EventsStats *s) {
         if (!o)
                 return NULL;
         json_object_object_add(o, "source", string_or_null(s->source));
-        json_object_object_add(o, "buffer", json_object_new_int64((int64_t) s->buffer));
-        json_object_object_add(o, "received", json_object_new_int64((int64_t) s->received));
-        json_object_object_add(o, "delivered", json_object_new_int64((int64_t) s->delivered));
-        json_object_object_add(o, "held", json_object_new_int64((int64_t) s->held));
-        json_object_object_add(o, "unattributed", json_object_new_int64((int64_t) s->unattributed));
-        json_object_object_add(o, "dropped", json_object_new_int64((int64_t) s->dropped));
+        json_object_object_add(o, "buffer", json_object_new_uint64(s->buffer));
+        json_object_object_add(o, "received", json_object_new_uint64(s->received));
+        json_object_object_add(o, "delivered", json_object_new_uint64(s->delivered));
+        json_object_object_add(o, "held", json_object_new_uint64(s->held));
+        json_object_object_add(o, "unattributed", json_object_new_uint64(s->unattributed));
+        json_object_object_add(o, "dropped", json_object_new_uint64(s->dropped));
         by_pf = json_object_new_object();
         for (size_t i = 0; by_pf && i < s->n_dropped_by_pf; i++)
                 json_object_object_add(by_pf, s->dropped_by_pf[i].identity,
-                                       json_object_new_int64((int64_t) s->dropped_by_pf[i].dropped));
+                                       json_object_new_uint64(s->dropped_by_pf[i].dropped));
         json_object_object_add(o, "dropped_by_pf", by_pf);
-        json_object_object_add(o, "late", json_object_new_int64((int64_t) s->late));
+        json_object_object_add(o, "late", json_object_new_uint64(s->late));
         json_object_object_add(o, "overrun", json_object_new_boolean(s->overrun));
-        json_object_object_add(o, "replayed_uevents", json_object_new_int64((int64_t) s->replayed_uevents));
-        json_object_object_add(o, "waited_out", json_object_new_int64((int64_t) s->waited_out));
+        json_object_object_add(o, "replayed_uevents", json_object_new_uint64(s->replayed_uevents));
+        json_object_object_add(o, "waited_out", json_object_new_uint64(s->waited_out));
         rel = json_object_new_object();
         if (rel && s->released) {
                 json_object_object_add(rel, "after_restore_ms", json_object_new_double(s->release.after_restore_ms));
@@ -565,6 +566,8 @@ static int get_double(char **error, const char *where, json_object *o, const cha
         if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
                 return json_fail(-EBADMSG, error, where, key, "expected a number, got %s",
                                  json_type_to_name(json_object_get_type(v)));
+        if (!isfinite(json_object_get_double(v)))
+                return json_fail(-EBADMSG, error, where, key, "not a finite number");
         *ret = json_object_get_double(v);
         return 1;
 }
@@ -1003,15 +1006,6 @@ int report_from_json(json_object *o, Report **ret, char **ret_error) {
         return 0;
 }
 
-int report_parse(const char *text, Report **ret, char **ret_error) {
-        _cleanup_(json_object_putp) json_object *o = json_tokener_parse(text);
-        _cleanup_free_ char *error = NULL;
-
-        if (!o)
-                return json_pass_error(json_fail(-EBADMSG, &error, NULL, NULL, "not JSON"), &error, ret_error);
-        return report_from_json(o, ret, ret_error);
-}
-
 /* Whether every number in o is finite: json-c reads NaN, Infinity and
  * 1e999 into doubles (also with JSON_TOKENER_STRICT), and prints them back
  * as they were written, NaN as text that is not JSON.  json-c's depth limit
@@ -1039,8 +1033,9 @@ static bool json_numbers_finite(json_object *o) {
 }
 
 /* The JSON of buf: strict, UTF-8, one value, nothing but whitespace after
- * it, every number finite. */
-static int report_file_json(const char *buf, size_t size, json_object **ret, char **error) {
+ * it, every number finite (what report_to_json() makes, and the bus
+ * carries). */
+static int report_json_strict(const char *buf, size_t size, json_object **ret, char **error) {
         _cleanup_(json_object_putp) json_object *o = NULL;
         enum json_tokener_error e;
         size_t end;
@@ -1050,7 +1045,7 @@ static int report_file_json(const char *buf, size_t size, json_object **ret, cha
         if (r < 0)
                 return r;
         if (size == 0)
-                return json_fail(-EBADMSG, error, NULL, NULL, "empty file");
+                return json_fail(-EBADMSG, error, NULL, NULL, "empty");
         if (e != json_tokener_success || !o)
                 return json_fail(-EBADMSG, error, NULL, NULL, "not JSON: %s at byte %zu",
                                  json_tokener_error_reason(e), end);
@@ -1060,6 +1055,17 @@ static int report_file_json(const char *buf, size_t size, json_object **ret, cha
                 return json_fail(-EBADMSG, error, NULL, NULL, "a number is not finite (NaN, Infinity, overflow)");
         *ret = TAKE_PTR(o);
         return 0;
+}
+
+int report_parse(const char *text, Report **ret, char **ret_error) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = report_json_strict(text, strlen(text), &o, &error);
+        if (r < 0)
+                return json_pass_error(r, &error, ret_error);
+        return report_from_json(o, ret, ret_error);
 }
 
 int report_read_file(const char *path, char **ret_text, char **ret_error) {
@@ -1077,7 +1083,7 @@ int report_read_file(const char *path, char **ret_text, char **ret_error) {
                                                  REPORT_SIZE_MAX), &error, ret_error);
         if (r < 0)
                 return r;
-        r = report_file_json(buf, size, &o, &error);
+        r = report_json_strict(buf, size, &o, &error);
         if (r < 0)
                 return json_pass_error(r, &error, ret_error);
         text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED, &len);

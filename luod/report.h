@@ -110,12 +110,14 @@ int report_format(const Report *r, char **ret_text, size_t *ret_len);
  * consumer and name, an inhibitor's consumer, a phase's name and duration
  * are required.  Returns 0 with a new report in *ret, -EBADMSG when o is
  * not an object, a required member is missing, a member is of another
- * type, a number out of range, a BDF, backend, result or phase name
+ * type, a number out of range or not finite, a BDF, backend, result or phase name
  * unknown (with ret_error not NULL, *ret_error says which: "pfs[1]:
  * result: unknown \"lost\""; to free), or -ENOMEM. */
 int report_from_json(json_object *o, Report **ret, char **ret_error);
 
-/* report_from_json() of JSON text ("not JSON": -EBADMSG). */
+/* report_from_json() of JSON text, which must be what report_format()
+ * makes: strict JSON in UTF-8, every number finite, nothing but whitespace
+ * after it (else -EBADMSG: "not JSON: ...", "a number is not finite"). */
 int report_parse(const char *text, Report **ret, char **ret_error);
 
 /* The largest report.json report_read_file() reads, and the largest text

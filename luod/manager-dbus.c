@@ -42,7 +42,7 @@ static int method_get_inventory(sd_bus_message *msg, void *userdata, sd_bus_erro
 
 static int method_get_report(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
-        _cleanup_free_ char *text = NULL;
+        _cleanup_free_ char *text = NULL, *why = NULL;
         char path[PATH_MAX];
         int r;
 
@@ -54,15 +54,15 @@ static int method_get_report(sd_bus_message *msg, void *userdata, sd_bus_error *
                 return sd_bus_reply_method_return(msg, "s", text);
         }
         snprintf(path, sizeof(path), "%s/report.json", m->state_dir);
-        r = report_read_file(path, &text);
+        r = report_read_file(path, &text, &why);
         if (r == -ENOENT)
                 return sd_bus_error_setf(error, LUOD_ERROR_NO_REPORT, "No update report in %s: %s", path, strerror(-r));
         if (r == -EBADFD)
                 return sd_bus_error_setf(error, LUOD_ERROR_STATE_CORRUPT, "The update report %s is not a regular file", path);
-        if (r == -EBADMSG)
+        if (r == -EBADMSG || r == -EFBIG)
                 return sd_bus_error_setf(error, LUOD_ERROR_STATE_CORRUPT,
-                                         "The update report %s is unreadable or not JSON (%s)",
-                                         path, json_util_get_last_err() ?: "?");
+                                         "The update report %s is unreadable or not JSON: %s", path,
+                                         why ?: strerror(-r));
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "No update report in %s: %m", path);
         return sd_bus_reply_method_return(msg, "s", text);

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,6 +11,7 @@
 #include <sys/utsname.h>
 
 #include "events.h"
+#include "fs-util.h"
 #include "json-util.h"
 #include "log.h"
 #include "macro.h"
@@ -317,7 +322,7 @@ int report_build(const LuodState *want, const Backend *backend, const PfRestore 
 /* A duration in ms, printed with 0.1 ms resolution (json-c would print
  * every digit of the double). */
 static json_object *ms_new(double ms) {
-        char buf[32];
+        char buf[DBL_MAX_10_EXP + 8];   /* "%.1f" of any finite double: never cut short */
 
         snprintf(buf, sizeof(buf), "%.1f", ms);
         return json_object_new_double_s(ms, buf);
@@ -393,21 +398,21 @@ static json_object *events_to_json(const EventsStats *s) {
         if (!o)
                 return NULL;
         json_object_object_add(o, "source", string_or_null(s->source));
-        json_object_object_add(o, "buffer", json_object_new_int64((int64_t) s->buffer));
-        json_object_object_add(o, "received", json_object_new_int64((int64_t) s->received));
-        json_object_object_add(o, "delivered", json_object_new_int64((int64_t) s->delivered));
-        json_object_object_add(o, "held", json_object_new_int64((int64_t) s->held));
-        json_object_object_add(o, "unattributed", json_object_new_int64((int64_t) s->unattributed));
-        json_object_object_add(o, "dropped", json_object_new_int64((int64_t) s->dropped));
+        json_object_object_add(o, "buffer", json_object_new_uint64(s->buffer));
+        json_object_object_add(o, "received", json_object_new_uint64(s->received));
+        json_object_object_add(o, "delivered", json_object_new_uint64(s->delivered));
+        json_object_object_add(o, "held", json_object_new_uint64(s->held));
+        json_object_object_add(o, "unattributed", json_object_new_uint64(s->unattributed));
+        json_object_object_add(o, "dropped", json_object_new_uint64(s->dropped));
         by_pf = json_object_new_object();
         for (size_t i = 0; by_pf && i < s->n_dropped_by_pf; i++)
                 json_object_object_add(by_pf, s->dropped_by_pf[i].identity,
-                                       json_object_new_int64((int64_t) s->dropped_by_pf[i].dropped));
+                                       json_object_new_uint64(s->dropped_by_pf[i].dropped));
         json_object_object_add(o, "dropped_by_pf", by_pf);
-        json_object_object_add(o, "late", json_object_new_int64((int64_t) s->late));
+        json_object_object_add(o, "late", json_object_new_uint64(s->late));
         json_object_object_add(o, "overrun", json_object_new_boolean(s->overrun));
-        json_object_object_add(o, "replayed_uevents", json_object_new_int64((int64_t) s->replayed_uevents));
-        json_object_object_add(o, "waited_out", json_object_new_int64((int64_t) s->waited_out));
+        json_object_object_add(o, "replayed_uevents", json_object_new_uint64(s->replayed_uevents));
+        json_object_object_add(o, "waited_out", json_object_new_uint64(s->waited_out));
         rel = json_object_new_object();
         if (rel && s->released) {
                 json_object_object_add(rel, "after_restore_ms", json_object_new_double(s->release.after_restore_ms));
@@ -561,6 +566,8 @@ static int get_double(char **error, const char *where, json_object *o, const cha
         if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
                 return json_fail(-EBADMSG, error, where, key, "expected a number, got %s",
                                  json_type_to_name(json_object_get_type(v)));
+        if (!isfinite(json_object_get_double(v)))
+                return json_fail(-EBADMSG, error, where, key, "not a finite number");
         *ret = json_object_get_double(v);
         return 1;
 }
@@ -999,30 +1006,95 @@ int report_from_json(json_object *o, Report **ret, char **ret_error) {
         return 0;
 }
 
-int report_parse(const char *text, Report **ret, char **ret_error) {
-        _cleanup_(json_object_putp) json_object *o = json_tokener_parse(text);
-        _cleanup_free_ char *error = NULL;
+/* Whether every number in o is finite: json-c reads NaN, Infinity and
+ * 1e999 into doubles (also with JSON_TOKENER_STRICT), and prints them back
+ * as they were written, NaN as text that is not JSON.  json-c's depth limit
+ * bounds the recursion. */
+static bool json_numbers_finite(json_object *o) {
+        switch (json_object_get_type(o)) {
+        case json_type_double:
+                return isfinite(json_object_get_double(o));
+        case json_type_array:
+                for (size_t i = 0; i < json_object_array_length(o); i++)
+                        if (!json_numbers_finite(json_object_array_get_idx(o, i)))
+                                return false;
+                return true;
+        case json_type_object: {
+                json_object_object_foreach(o, key, value) {
+                        (void) key;
+                        if (!json_numbers_finite(value))
+                                return false;
+                }
+                return true;
+        }
+        default:
+                return true;
+        }
+}
 
-        if (!o)
-                return json_pass_error(json_fail(-EBADMSG, &error, NULL, NULL, "not JSON"), &error, ret_error);
+/* The JSON of buf: strict, UTF-8, one value, nothing but whitespace after
+ * it, every number finite (what report_to_json() makes, and the bus
+ * carries). */
+static int report_json_strict(const char *buf, size_t size, json_object **ret, char **error) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        enum json_tokener_error e;
+        size_t end;
+        int r;
+
+        r = json_parse_strict(buf, size, &o, &e, &end);
+        if (r < 0)
+                return r;
+        if (size == 0)
+                return json_fail(-EBADMSG, error, NULL, NULL, "empty");
+        if (e != json_tokener_success || !o)
+                return json_fail(-EBADMSG, error, NULL, NULL, "not JSON: %s at byte %zu",
+                                 json_tokener_error_reason(e), end);
+        if (strspn(buf + end, " \t\r\n") != size - end)
+                return json_fail(-EBADMSG, error, NULL, NULL, "data after the JSON value at byte %zu", end);
+        if (!json_numbers_finite(o))
+                return json_fail(-EBADMSG, error, NULL, NULL, "a number is not finite (NaN, Infinity, overflow)");
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+int report_parse(const char *text, Report **ret, char **ret_error) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = report_json_strict(text, strlen(text), &o, &error);
+        if (r < 0)
+                return json_pass_error(r, &error, ret_error);
         return report_from_json(o, ret, ret_error);
 }
 
-int report_read_file(const char *path, char **ret_text) {
+int report_read_file(const char *path, char **ret_text, char **ret_error) {
         _cleanup_(json_object_putp) json_object *o = NULL;
-        struct stat st;
-        char *text;
+        _cleanup_free_ char *buf = NULL, *error = NULL;
+        const char *text;
+        size_t size, len;
+        int r;
 
-        if (stat(path, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EBADFD;
-        o = json_object_from_file(path);
-        if (!o)
-                return -EBADMSG;
-        text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+        if (ret_error)
+                *ret_error = NULL;
+        r = read_regular_file_at(AT_FDCWD, path, REPORT_SIZE_MAX, &buf, &size);
+        if (r == -EFBIG)
+                return json_pass_error(json_fail(r, &error, NULL, NULL, "larger than %" PRIu64 " bytes",
+                                                 REPORT_SIZE_MAX), &error, ret_error);
+        if (r < 0)
+                return r;
+        r = report_json_strict(buf, size, &o, &error);
+        if (r < 0)
+                return json_pass_error(r, &error, ret_error);
+        text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED, &len);
         if (!text)
                 return -ENOMEM;
-        *ret_text = text;
-        return 0;
+        /* Pretty-printed, deep nesting grows: keep the reply far below the
+         * bus's message size limit (dbus-daemon drops a sender that goes
+         * over it). */
+        if (len > REPORT_TEXT_MAX)
+                return json_pass_error(json_fail(-EFBIG, &error, NULL, NULL, "%zu bytes as JSON text, more than %"
+                                                 PRIu64, len, REPORT_TEXT_MAX), &error, ret_error);
+        *ret_text = strndup(text, len);
+        return *ret_text ? 0 : -ENOMEM;
 }

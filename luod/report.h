@@ -110,22 +110,33 @@ int report_format(const Report *r, char **ret_text, size_t *ret_len);
  * consumer and name, an inhibitor's consumer, a phase's name and duration
  * are required.  Returns 0 with a new report in *ret, -EBADMSG when o is
  * not an object, a required member is missing, a member is of another
- * type, a number out of range, a BDF, backend, result or phase name
+ * type, a number out of range or not finite, a BDF, backend, result or phase name
  * unknown (with ret_error not NULL, *ret_error says which: "pfs[1]:
  * result: unknown \"lost\""; to free), or -ENOMEM. */
 int report_from_json(json_object *o, Report **ret, char **ret_error);
 
-/* report_from_json() of JSON text ("not JSON": -EBADMSG). */
+/* report_from_json() of JSON text, which must be what report_format()
+ * makes: strict JSON in UTF-8, every number finite, nothing but whitespace
+ * after it (else -EBADMSG: "not JSON: ...", "a number is not finite"). */
 int report_parse(const char *text, Report **ret, char **ret_error);
+
+/* The largest report.json report_read_file() reads, and the largest text
+ * it returns (a D-Bus message may have at most 128 MiB). */
+#define REPORT_SIZE_MAX (UINT64_C(16) * 1024 * 1024)
+#define REPORT_TEXT_MAX (UINT64_C(64) * 1024 * 1024)
 
 /* The report a luod wrote to path (report.json) as JSON text, pretty-
  * printed as report_format() prints: the file's members as they are, also
  * those of another luod's version, which report_from_json() would drop or
- * refuse.  Returns 0 with *ret_text (to free), the negative errno of
- * stat() (-ENOENT: no report), -EBADFD when path is not a regular file,
- * -EBADMSG when it is unreadable or not JSON (json_util_get_last_err()
- * says why), or -ENOMEM. */
-int report_read_file(const char *path, char **ret_text);
+ * refuse.  The file is read without blocking (a FIFO) and must be strict
+ * JSON in UTF-8 with finite numbers, so that the text is JSON and can go
+ * on the bus.  Returns 0 with *ret_text (to free), the negative errno of
+ * opening or reading it (-ENOENT: no report), -EBADFD when path is not a
+ * regular file, -EFBIG when it (or its text) is too large, -EBADMSG when it
+ * is not such JSON, or -ENOMEM.  For -EFBIG and -EBADMSG, *ret_error (when
+ * ret_error is not NULL; to free) says why: "not JSON: unexpected character
+ * at byte 12". */
+int report_read_file(const char *path, char **ret_text, char **ret_error);
 
 /* The report's "phases" alone (for the journal), or NULL when out of
  * memory. */

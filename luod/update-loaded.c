@@ -10,7 +10,6 @@
 
 #include "backend.h"
 #include "fs-util.h"
-#include "io-util.h"
 #include "kexec.h"
 #include "log.h"
 #include "macro.h"
@@ -20,6 +19,7 @@
 #include "update-loaded.h"
 
 #define LOADED_NAME "loaded"
+#define LOADED_SIZE_MAX 4096
 
 int update_loaded_mark(Manager *m, const char *update_id, const char *backend) {
         _cleanup_close_ int dir_fd = -EBADF;
@@ -77,22 +77,55 @@ static void remove_own_state(Manager *m, const char *update_id, const char *back
         /* luo: the session went with the process that created it. */
 }
 
+/* The update and the backend's name <runtime_dir>/loaded holds, when it is
+ * a regular file "UUID NAME\n" (what update_loaded_mark() writes); both are
+ * left empty otherwise.  Returns 0, -ENOENT when there is none, -EBADMSG
+ * when it is not of that form, or the negative errno of reading it (-EBADFD:
+ * not a regular file; -EFBIG: too large). */
+static int read_marker(const char *path, char id[static LUOD_UUID_STRING_MAX], char backend[static 16]) {
+        _cleanup_free_ char *buf = NULL;
+        const char *sp, *nl;
+        size_t size;
+        int r;
+
+        r = read_regular_file_at(AT_FDCWD, path, LOADED_SIZE_MAX, &buf, &size);
+        if (r < 0)
+                return r;
+        sp = memchr(buf, ' ', size);
+        nl = memchr(buf, '\n', size);
+        if (!sp || !nl || nl < sp || (size_t) (nl - buf) != size - 1 || sp - buf != LUOD_UUID_STRING_MAX - 1 ||
+            nl - sp - 1 < 1 || nl - sp - 1 > 15)
+                return -EBADMSG;
+        memcpy(id, buf, LUOD_UUID_STRING_MAX - 1);
+        id[LUOD_UUID_STRING_MAX - 1] = '\0';
+        memcpy(backend, sp + 1, (size_t) (nl - sp - 1));
+        backend[nl - sp - 1] = '\0';
+        if (!luod_uuid_valid(id) || strlen(backend) != (size_t) (nl - sp - 1) ||
+            strspn(backend, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(backend)) {
+                id[0] = backend[0] = '\0';
+                return -EBADMSG;
+        }
+        return 0;
+}
+
 int update_loaded_recover(Manager *m) {
-        char path[PATH_MAX], line[128], id[LUOD_UUID_STRING_MAX] = "", backend[16] = "", msg[512];
+        char path[PATH_MAX], id[LUOD_UUID_STRING_MAX] = "", backend[16] = "", msg[512];
         int r;
 
         snprintf(path, sizeof(path), "%s/" LOADED_NAME, m->runtime_dir);
-        r = read_line(path, line, sizeof(line));
+        r = read_marker(path, id, backend);
         if (r == -ENOENT)
                 return 0;
+        /* Whatever is there, a luod of this boot may have loaded a kernel:
+         * unloaded all the same, but only a well-formed marker's own state
+         * is removed, and only its id shows in UpdateId. */
         if (r < 0)
-                return log_error_errno(r, "Cannot read %s: %m; a kernel luod loaded may still be loaded", path);
-        if (sscanf(line, "%36s %15s", id, backend) != 2)
-                log_warning("%s is not \"UPDATE-ID BACKEND\": '%s'; unloading the kernel all the same", path, line);
+                log_warning_errno(r, "%s is not a file \"UPDATE-ID BACKEND\": %m; unloading the kernel all the same",
+                                  path);
         snprintf(msg, sizeof(msg), "Update %s (%s) was loaded by a luod that exited before kexec -e in this boot: "
                  "abandoned, the kernel unloaded and its state removed", *id ? id : "?", *backend ? backend : "?");
         log_warning("%s", msg);
-        if (*id && *backend)
+        if (*id)
                 remove_own_state(m, id, backend);
         update_unload(m);
         if (*id)

@@ -29,7 +29,9 @@ void update_unload(Manager *m);
  * (a luod of this boot loaded its kernel and exited before kexec -e), the
  * kernel is unloaded and that update's state removed where it is this
  * boot's own (the initrd copy in the runtime dir; the state file when it
- * holds that update, not consumed); State "failed" names it.  Returns 1
+ * holds that update, not consumed); State "failed" names it.  A marker
+ * that is not a regular file "UUID NAME\n" (at most 4 KiB; a FIFO does not
+ * block) unloads the kernel all the same and removes no state.  Returns 1
  * when an update was abandoned so, 0 when none was loaded, or a negative
  * errno (logged). */
 int update_loaded_recover(Manager *m);

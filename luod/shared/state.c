@@ -63,7 +63,7 @@ static int unhexn(const char *s, size_t n) {
         return v;
 }
 
-static bool uuid_valid(const char *s) {
+bool luod_uuid_valid(const char *s) {
         if (strnlen(s, LUOD_UUID_STRING_MAX) != LUOD_UUID_STRING_MAX - 1)
                 return false;
         for (size_t i = 0; i < LUOD_UUID_STRING_MAX - 1; i++)
@@ -235,15 +235,15 @@ static int state_verify(const LuodState *s, char **error) {
         char bdf[PCI_BDF_STRING_MAX], where[PF_WHERE_MAX];
         int r;
 
-        if (!uuid_valid(s->update_id))
+        if (!luod_uuid_valid(s->update_id))
                 return json_fail(-EBADMSG, error, NULL, "update_id", "not a lowercase UUID");
         if (!name_valid(s->old_kernel_release, false))
                 return json_fail(-EBADMSG, error, NULL, "old_kernel_release", "empty or not valid UTF-8");
-        if (!uuid_valid(s->old_boot_id))
+        if (!luod_uuid_valid(s->old_boot_id))
                 return json_fail(-EBADMSG, error, NULL, "old_boot_id", "not a lowercase UUID");
         if (s->tsc_khz > STATE_U64_MAX)
                 return json_fail(-EBADMSG, error, NULL, "tsc_khz", "2^64-1 is reserved");
-        if (s->consumed_boot_id[0] && !uuid_valid(s->consumed_boot_id))
+        if (s->consumed_boot_id[0] && !luod_uuid_valid(s->consumed_boot_id))
                 return json_fail(-EBADMSG, error, "consumed", "boot_id", "not a lowercase UUID");
         if (s->consumed_boot_id[0] && s->consumed_attempt == 0)
                 return json_fail(-EBADMSG, error, "consumed", "attempt", "0 (the first attempt is 1)");
@@ -565,7 +565,7 @@ static int get_uuid(char **error, const char *where, json_object *o, const char 
         r = json_get_str(error, where, o, key, false, &s);
         if (r < 0)
                 return r;
-        if (!uuid_valid(s))
+        if (!luod_uuid_valid(s))
                 return json_fail(-EBADMSG, error, where, key, "\"%s\" is not a lowercase UUID", s);
         memcpy(ret, s, LUOD_UUID_STRING_MAX);
         return 1;

@@ -70,6 +70,10 @@ int luod_state_parse(const char *buf, size_t size, LuodState *ret, char **ret_er
  * U+10FFFF.  (json-c's check of the text lets overlong forms through.) */
 bool luod_state_utf8_valid(const char *s);
 
+/* Whether s is a UUID as the state has them: 36 characters, hex digits and
+ * dashes at 8, 13, 18 and 23. */
+bool luod_uuid_valid(const char *s);
+
 /* The JSON of the VF assignments, one form for the state's "assignments"
  * and for assignments.json (assignments.h). */
 

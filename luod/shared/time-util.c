@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "time-util.h"
@@ -17,6 +18,10 @@ int parse_sec(const char *s, double max_sec, bool positive, uint64_t *ret_usec) 
         double sec;
         uint64_t usec;
 
+        /* A decimal as the man pages say: strtod() would also take
+         * leading blanks, a sign and hexadecimal ("0x10" is 16 s). */
+        if (!strchr("0123456789.", s[0]) || !s[0] || strpbrk(s, "xX"))
+                return -EINVAL;
         sec = strtod(s, &end);
         /* Written so that NaN fails every comparison and is refused. */
         if (end == s || *end || !(positive ? sec > 0 : sec >= 0) || !(sec <= max_sec))

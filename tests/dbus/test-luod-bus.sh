@@ -112,6 +112,26 @@ echo '{"phases":5,"pfs":"x"}' >"$state/report.json"
 echo '{"truncated":' >"$state/report.json"
 out=$("$build/luod/luoctl" --bus-address="$addr" report 2>&1) && fail "a corrupt report was shown"
 grep -q "The update report $state/report.json is unreadable or not JSON" <<<"$out" || fail "corrupt report: $out"
+# What GetReport sends is JSON that the bus carries: a report.json that is
+# not UTF-8, has a NaN, or is huge is refused by name (StateCorrupt), the
+# file and the reason named, and luod stays on the bus.
+bad_report() {  # bad_report WHAT REASON: report.json as written is refused
+	local out
+	out=$(busctl --address="$addr" call org.luod1 /org/luod1 org.luod1.Manager GetReport 2>&1) &&
+		fail "GetReport served a report.json $1: ${out:0:200}"
+	out=$(gdbus call --address "$addr" --dest org.luod1 --object-path /org/luod1 \
+		--method org.luod1.Manager.GetReport 2>&1) || true
+	grep -q "org.luod1.Error.StateCorrupt: The update report $state/report.json is unreadable or not JSON: $2" \
+		<<<"$out" || fail "GetReport of a report.json $1: ${out:0:300}"
+	dbus_wait_name "$addr" org.luod1 || fail "luod left the bus after GetReport of a report.json $1"
+}
+printf '{ "update_id": "\xff\xfe" }\n' >"$state/report.json"
+bad_report "not in UTF-8" "not JSON: invalid utf-8"
+printf '{ "update_id": "u", "phases": [ { "name": "restore", "ms": NaN } ] }\n' >"$state/report.json"
+bad_report "with NaN" "a number is not finite"
+python3 -c 'import sys; sys.stdout.write("{\"update_id\":\"u\",\"pad\":\"" + "a" * (200 << 20) + "\"}")' \
+	>"$state/report.json"
+bad_report "of 200 MiB" "larger than"
 rm "$state/report.json"
 call() { busctl --address="$addr" call org.luod1 /org/luod1 org.luod1.Manager "$@"; }
 out=$(call Update ssst relative/bzImage "" "" 0 2>&1) && fail "relative kernel accepted"

@@ -5,10 +5,11 @@
 #  - AssignVF, a second Update, Discard are refused while it runs;
 #  - Abandon and SIGTERM end it before kexec: consumers get UpdateAbandoned,
 #    the Update call org.luod1.Error.Abandoned, nothing stays persisted;
-#  - each named org.luod1.Error.* is returned where proto/errors.md says.
+#  - each named org.luod1.Error.* is returned where proto/errors.md says;
+#  - a <runtime_dir>/loaded left behind, malformed or hostile, is abandoned.
 #   test-luod-update.sh BUILD_DIR SOURCE_DIR
 # LUOD=path runs another luod binary (to show these tests failing on it);
-# ONLY=wait|sigterm|errors runs one part.
+# ONLY=wait|sigterm|errors|loaded runs one part.
 set -euo pipefail
 build=$1 src=$2
 luod_bin=${LUOD:-$build/luod/luod}
@@ -194,6 +195,46 @@ rm "$state/state.luod-state"
 start_luod --no-events
 expect_error NoEvents "GetEvents without a monitor" gcall GetEvents 0
 stop_luod
+fi
+
+# --- <runtime_dir>/loaded left by a killed luod, as a hostile or broken file --
+# luod starts, unloads, says so (State failed) and keeps every property
+# readable; only a well-formed marker's own initrd copy is removed, and
+# nothing outside the runtime dir.
+if part loaded; then
+run=$tmp/run
+mkdir -p -m 0700 "$run"
+id=01234567-89ab-cdef-0123-456789abcdef
+: >"$run/initrd-$id"
+printf '%s initrd\n' "$id" >"$run/loaded"
+start_luod
+[[ $(prop State) == 's "failed"' && $(prop UpdateId) == "s \"$id\"" ]] ||
+	fail "well-formed marker: State $(prop State) UpdateId $(prop UpdateId)"
+[[ ! -e $run/initrd-$id && ! -e $run/loaded ]] || fail "well-formed marker: left $(ls "$run")"
+stop_luod
+# Not UTF-8: the id is not taken as UpdateId (every property stays readable).
+printf '\xff\xfe%s initrd\n' "${id:2}" >"$run/loaded"
+start_luod
+out=$("$build/luod/luoctl" --bus-address="$addr" status 2>&1) || true
+grep -q "cannot read" <<<"$out" && fail "luoctl status after a binary marker: $out"
+prop UpdateId >/dev/null 2>&1 || fail "UpdateId unreadable after a binary marker"
+prop LastError >/dev/null 2>&1 || fail "LastError unreadable after a binary marker"
+[[ $(prop State) == 's "failed"' ]] || fail "binary marker: State $(prop State)"
+stop_luod
+# An id with path characters removes nothing outside the runtime dir.
+mkdir "$run/initrd-a"
+: >"$tmp/victim"
+printf 'a/../../victim initrd\n' >"$run/loaded"
+start_luod
+[[ -e $tmp/victim ]] || fail "a marker's id a/../../victim removed $tmp/victim"
+stop_luod
+rm -rf "$run/initrd-a" "$run/loaded"
+# A FIFO does not stop luod from starting (nor does a directory).
+mkfifo "$run/loaded"
+start_luod
+[[ $(prop State) == 's "failed"' ]] || fail "FIFO marker: State $(prop State)"
+stop_luod
+rm -f "$run/loaded"
 fi
 
 echo "ok: luod serves D-Bus during an update; Abandon and SIGTERM end it; named errors"

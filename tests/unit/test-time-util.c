@@ -27,7 +27,18 @@ static void test_parse_sec(void) {
         CHECK(parse_sec("nan", 3600, false, &usec) == -EINVAL);
         CHECK(parse_sec("inf", 3600, false, &usec) == -EINVAL);
         CHECK(parse_sec("0", 86400, true, &usec) == -EINVAL);
+        CHECK(parse_sec("5 ", 3600, false, &usec) == -EINVAL);
+        /* A decimal: no blanks, sign or hexadecimal before or in it. */
+        CHECK(parse_sec(" 5", 3600, false, &usec) == -EINVAL);
+        CHECK(parse_sec("\t5", 86400, true, &usec) == -EINVAL);
+        CHECK(parse_sec("+5", 3600, false, &usec) == -EINVAL);
+        CHECK(parse_sec("-0", 3600, false, &usec) == -EINVAL);
+        CHECK(parse_sec("0x10", 3600, false, &usec) == -EINVAL);
+        CHECK(parse_sec("0x1p4", 86400, true, &usec) == -EINVAL);
+        CHECK(parse_sec("1e309", 86400, true, &usec) == -EINVAL);
+        CHECK(parse_sec("3600.0000001", 3600, false, &usec) == -EINVAL);
         CHECK(usec == 42);
+        CHECK(parse_sec(".5", 3600, false, &usec) == 0 && usec == 500000);
 
         /* Positive: never 0 µs. */
         CHECK(parse_sec("0.0000001", 86400, true, &usec) == 0 && usec == 1);

@@ -574,6 +574,10 @@ static void flush(Manager *m) {
                 e->ring_n++;
         }
         e->n_pending = 0;
+        /* Nothing pending: the bound of what went out no longer applies
+         * (arm_timer() only ever moves it earlier). */
+        if (e->timer)
+                (void) sd_event_source_set_enabled(e->timer, SD_EVENT_OFF);
         first_release_done(m);
 }
 

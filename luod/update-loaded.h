@@ -6,10 +6,11 @@
  * watchdog) leaves the next kernel loaded, with luod.update_id= on its
  * command line, and perhaps that update's state persisted; a later
  * `systemctl kexec` or `kexec -e` of anyone would boot it and apply a record
- * taken long before.  <runtime_dir>/loaded ("UPDATE-ID BACKEND\n", on
- * /run: it never outlives the boot) is written before the load and removed
- * with the unload; the luod started again in this boot finds it and
- * abandons that update. */
+ * taken long before.  <runtime_dir>/loaded ("UPDATE-ID BACKEND BOOT-ID\n",
+ * on /run by default) is written before the load and removed with the
+ * unload; the luod started again in this boot finds it and abandons that
+ * update.  A marker of another boot (a runtime dir that outlived the kexec)
+ * is only removed: that update's kexec happened. */
 
 #include "types.h"
 

@@ -205,15 +205,25 @@ if part loaded; then
 run=$tmp/run
 mkdir -p -m 0700 "$run"
 id=01234567-89ab-cdef-0123-456789abcdef
+boot=$(cat /proc/sys/kernel/random/boot_id)
 : >"$run/initrd-$id"
-printf '%s initrd\n' "$id" >"$run/loaded"
+printf '%s initrd %s\n' "$id" "$boot" >"$run/loaded"
 start_luod
 [[ $(prop State) == 's "failed"' && $(prop UpdateId) == "s \"$id\"" ]] ||
 	fail "well-formed marker: State $(prop State) UpdateId $(prop UpdateId)"
 [[ ! -e $run/initrd-$id && ! -e $run/loaded ]] || fail "well-formed marker: left $(ls "$run")"
 stop_luod
+# Of another boot (a runtime dir that outlived the kexec): that update
+# happened; the marker goes, nothing is abandoned or removed.
+: >"$run/initrd-$id"
+printf '%s initrd %s\n' "$id" 76543210-89ab-cdef-0123-456789abcdef >"$run/loaded"
+start_luod
+[[ $(prop State) == 's "idle"' ]] || fail "another boot's marker: State $(prop State), not idle"
+[[ -e $run/initrd-$id && ! -e $run/loaded ]] || fail "another boot's marker: left $(ls "$run")"
+stop_luod
+rm -f "$run/initrd-$id"
 # Not UTF-8: the id is not taken as UpdateId (every property stays readable).
-printf '\xff\xfe%s initrd\n' "${id:2}" >"$run/loaded"
+printf '\xff\xfe%s initrd %s\n' "${id:2}" "$boot" >"$run/loaded"
 start_luod
 out=$("$build/luod/luoctl" --bus-address="$addr" status 2>&1) || true
 grep -q "cannot read" <<<"$out" && fail "luoctl status after a binary marker: $out"
@@ -224,7 +234,7 @@ stop_luod
 # An id with path characters removes nothing outside the runtime dir.
 mkdir "$run/initrd-a"
 : >"$tmp/victim"
-printf 'a/../../victim initrd\n' >"$run/loaded"
+printf 'a/../../victim initrd %s\n' "$boot" >"$run/loaded"
 start_luod
 [[ -e $tmp/victim ]] || fail "a marker's id a/../../victim removed $tmp/victim"
 stop_luod

@@ -361,19 +361,25 @@ static int take(Events *e, struct udev_device *d, uint64_t received_us) {
         return 0;
 }
 
-/* Before events_attach(): what the socket has now, stamped and kept in
- * e->raw (the PFs are not known yet, so nothing is attributed). */
-static void hold(Events *e) {
-        for (unsigned got = 0; got < EVENTS_DRAIN_MAX; got++) {
+/* The next event the socket has, or NULL when it has none now (EAGAIN,
+ * or a message libudev dropped: not ours); a loss is counted. */
+static struct udev_device *receive(Events *e) {
+        for (;;) {
                 struct udev_device *d;
 
                 errno = 0;
                 d = udev_monitor_receive_device(e->monitor);
-                if (!d) {
-                        if (receive_error_is_loss(e) || errno == EINTR)
-                                continue;
-                        return;
-                }
+                if (d || !(receive_error_is_loss(e) || errno == EINTR))
+                        return d;
+        }
+}
+
+/* Before events_attach(): what the socket has now, stamped and kept in
+ * e->raw (the PFs are not known yet, so nothing is attributed). */
+static void hold(Events *e) {
+        struct udev_device *d;
+
+        for (unsigned got = 0; got < EVENTS_DRAIN_MAX && (d = receive(e)); got++) {
                 Raw *n = reallocarray(e->raw, e->n_raw + 1, sizeof(Raw));
                 if (!n) {
                         udev_device_unref(d);
@@ -389,21 +395,12 @@ static void hold(Events *e) {
 /* Reads what the socket has now into e->pending, at most max events
  * (the event loop keeps turning under a flood).  Returns how many. */
 static int drain(Events *e, unsigned max) {
-        for (unsigned got = 0;; got++) {
-                if (got >= max)
-                        return (int) got;
-                struct udev_device *d;
+        struct udev_device *d;
+        unsigned got = 0;
 
-                errno = 0;
-                d = udev_monitor_receive_device(e->monitor);
-                if (!d) {
-                        if (receive_error_is_loss(e) || errno == EINTR)
-                                continue;
-                        /* EAGAIN, or a message libudev dropped (not ours). */
-                        return (int) got;
-                }
+        for (; got < max && (d = receive(e)); got++)
                 (void) take(e, d, now_usec());
-        }
+        return (int) got;
 }
 
 static bool consumer_holds_pf(const Manager *m, const char *consumer, const char *identity) {
@@ -648,13 +645,10 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+static int on_io(_unused_ sd_event_source *s, _unused_ int fd, _unused_ uint32_t revents, void *userdata) {
         Manager *m = userdata;
         Events *e = m->events;
 
-        (void) s;
-        (void) fd;
-        (void) revents;
         if (!e->attached) {
                 hold(e);
                 return 0;
@@ -667,14 +661,10 @@ static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
 }
 
 /* Something in /run/udev was deleted: perhaps the queue file. */
-static int on_queue(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+static int on_queue(_unused_ sd_event_source *s, _unused_ int fd, _unused_ uint32_t revents, void *userdata) {
         Manager *m = userdata;
-        Events *e = m->events;
 
-        (void) s;
-        (void) fd;
-        (void) revents;
-        (void) udev_queue_flush(e->queue);
+        (void) udev_queue_flush(m->events->queue);
         release(m);
         return 0;
 }

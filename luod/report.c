@@ -601,17 +601,7 @@ static int get_enum(char **error, const char *where, json_object *o, const char 
 }
 
 static int get_bdf(char **error, const char *where, json_object *o, const char *key, PciBdf *ret) {
-        const char *s;
-        int r;
-
-        if (!present(o, key))
-                return 0;
-        r = json_get_str(error, where, o, key, false, &s);
-        if (r < 0)
-                return r;
-        if (pci_bdf_parse(s, ret) < 0)
-                return json_fail(-EBADMSG, error, where, key, "\"%s\" is not a PCI address", s);
-        return 1;
+        return present(o, key) ? json_get_bdf(error, where, o, key, ret) : 0;
 }
 
 /* The array under key and its length (0 when missing or null); each
@@ -1037,20 +1027,11 @@ static bool json_numbers_finite(json_object *o) {
  * carries). */
 static int report_json_strict(const char *buf, size_t size, json_object **ret, char **error) {
         _cleanup_(json_object_putp) json_object *o = NULL;
-        enum json_tokener_error e;
-        size_t end;
         int r;
 
-        r = json_parse_strict(buf, size, &o, &e, &end);
+        r = json_parse_whole(buf, size, json_type_null, NULL, &o, error);
         if (r < 0)
                 return r;
-        if (size == 0)
-                return json_fail(-EBADMSG, error, NULL, NULL, "empty");
-        if (e != json_tokener_success || !o)
-                return json_fail(-EBADMSG, error, NULL, NULL, "not JSON: %s at byte %zu",
-                                 json_tokener_error_reason(e), end);
-        if (strspn(buf + end, " \t\r\n") != size - end)
-                return json_fail(-EBADMSG, error, NULL, NULL, "data after the JSON value at byte %zu", end);
         if (!json_numbers_finite(o))
                 return json_fail(-EBADMSG, error, NULL, NULL, "a number is not finite (NaN, Infinity, overflow)");
         *ret = TAKE_PTR(o);

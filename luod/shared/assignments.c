@@ -13,30 +13,6 @@
 #include "log.h"
 #include "macro.h"
 
-/* Parses exactly size bytes at buf (whitespace may follow) as one JSON
- * array. */
-static int parse_json_array(const char *buf, size_t size, json_object **ret, char **error) {
-        _cleanup_(json_object_putp) json_object *o = NULL;
-        enum json_tokener_error e;
-        size_t end;
-        int r;
-
-        r = json_parse_strict(buf, size, &o, &e, &end);
-        if (r < 0)
-                return r;
-        if (size == 0)
-                return json_fail(-EBADMSG, error, "assignments", NULL, "empty file");
-        if (e != json_tokener_success)
-                return json_fail(-EBADMSG, error, "assignments", NULL, "not JSON: %s", json_tokener_error_reason(e));
-        if (!json_object_is_type(o, json_type_array))
-                return json_fail(-EBADMSG, error, "assignments", NULL, "expected array, got %s",
-                            json_type_to_name(json_object_get_type(o)));
-        if (end != size)
-                return json_fail(-EBADMSG, error, "assignments", NULL, "data after the array at byte %zu", end);
-        *ret = TAKE_PTR(o);
-        return 0;
-}
-
 static int parse(const char *buf, size_t size, LuodState *ret, char **error) {
         _cleanup_(json_object_putp) json_object *array = NULL;
         _cleanup_luod_state_ LuodState s = {};
@@ -45,7 +21,7 @@ static int parse(const char *buf, size_t size, LuodState *ret, char **error) {
 
         if (size > ASSIGNMENTS_SIZE_MAX)
                 return -EFBIG;
-        r = parse_json_array(buf, size, &array, error);
+        r = json_parse_whole(buf, size, json_type_array, "assignments", &array, error);
         if (r < 0)
                 return r;
         n = json_object_array_length(array);

@@ -51,6 +51,43 @@ const char *json_tokener_error_reason(enum json_tokener_error e) {
         return e == json_tokener_continue ? "incomplete" : json_tokener_error_desc(e);
 }
 
+int json_parse_whole(const char *buf, size_t size, json_type type, const char *where, json_object **ret,
+                     char **error) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        enum json_tokener_error e;
+        size_t end;
+        int r;
+
+        r = json_parse_strict(buf, size, &o, &e, &end);
+        if (r < 0)
+                return r;
+        if (size == 0)
+                return json_fail(-EBADMSG, error, where, NULL, "empty");
+        if (e != json_tokener_success || !o)
+                return json_fail(-EBADMSG, error, where, NULL, "not JSON: %s at byte %zu",
+                                 json_tokener_error_reason(e), end);
+        for (size_t i = end; i < size; i++)
+                if (!strchr(" \t\r\n", buf[i]) || buf[i] == '\0')
+                        return json_fail(-EBADMSG, error, where, NULL, "data after the JSON value at byte %zu", end);
+        if (type != json_type_null && !json_object_is_type(o, type))
+                return json_fail(-EBADMSG, error, where, NULL, "expected %s, got %s", json_type_to_name(type),
+                                 json_type_to_name(json_object_get_type(o)));
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+int json_get_bdf(char **error, const char *where, json_object *o, const char *key, PciBdf *ret) {
+        const char *s;
+        int r;
+
+        r = json_get_str(error, where, o, key, false, &s);
+        if (r < 0)
+                return r;
+        if (pci_bdf_parse(s, ret) < 0)
+                return json_fail(-EBADMSG, error, where, key, "\"%s\" is not a PCI address", s);
+        return 1;
+}
+
 int json_add(json_object *o, const char *key, json_object *v) {
         if (!v || json_object_object_add(o, key, v) < 0) {
                 json_object_put(v);

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pci-util.h"
+
 /* Cleanup helpers for json-c objects, and the error text of the parsers. */
 static inline void json_object_putp(json_object **o) {
         json_object_put(*o);
@@ -36,6 +38,19 @@ int json_parse_strict(const char *buf, size_t size, json_object **ret,
 /* Why a json_parse_strict() failed: "incomplete" for text that ends inside
  * a value, else json-c's description of e. */
 const char *json_tokener_error_reason(enum json_tokener_error e);
+
+/* The PCI address (DDDD:BB:DD.F) under key of o in *ret.  Returns 1, or
+ * json_fail()'s -EBADMSG naming where and key when it is missing, not a
+ * string or not an address. */
+int json_get_bdf(char **error, const char *where, json_object *o, const char *key, PciBdf *ret);
+
+/* Exactly size bytes at buf (whitespace may follow) as one strict UTF-8
+ * JSON value of the given type (json_type_null: any type).  Returns 0 with
+ * it in *ret; -EBADMSG with why in *error, prefixed with where (may be
+ * NULL): "empty", "not JSON: REASON at byte N", "data after the JSON value
+ * at byte N", "expected TYPE, got TYPE"; -ENOMEM. */
+int json_parse_whole(const char *buf, size_t size, json_type type, const char *where, json_object **ret,
+                     char **error);
 
 /* Adds v under key to the object o, taking ownership of v; a NULL v means
  * its constructor ran out of memory.  Returns 0 or -ENOMEM (v freed). */

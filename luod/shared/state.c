@@ -571,17 +571,6 @@ static int get_uuid(char **error, const char *where, json_object *o, const char 
         return 1;
 }
 
-static int get_bdf(char **error, const char *where, json_object *o, const char *key, PciBdf *ret) {
-        const char *s;
-        int r;
-
-        r = json_get_str(error, where, o, key, false, &s);
-        if (r < 0)
-                return r;
-        if (pci_bdf_parse(s, ret) < 0)
-                return json_fail(-EBADMSG, error, where, key, "\"%s\" is not a PCI address", s);
-        return 1;
-}
 
 static int get_hex16(char **error, const char *where, json_object *o, const char *key, uint16_t *ret) {
         const char *s;
@@ -708,7 +697,7 @@ static int vf_from_json(json_object *o, const char *pf_where, size_t i, VfRecord
         vf->index = (uint32_t) u;
         snprintf(where, sizeof(where), "%s VF %" PRIu32, pf_where, vf->index);
 
-        r = get_bdf(error, where, o, "bdf", &vf->bdf);
+        r = json_get_bdf(error, where, o, "bdf", &vf->bdf);
         if (r < 0)
                 return r;
         r = json_get_strdup(error, where, o, "driver", true, &vf->driver);
@@ -736,7 +725,7 @@ static int pf_from_json(json_object *o, size_t i, PfRecord *pf, char **error) {
         int r;
 
         snprintf(where, sizeof(where), "pfs[%zu]", i);
-        r = get_bdf(error, where, o, "bdf", &pf->bdf);
+        r = json_get_bdf(error, where, o, "bdf", &pf->bdf);
         if (r < 0)
                 return r;
         snprintf(where, sizeof(where), "PF %s", pci_bdf_format(&pf->bdf, bdf));
@@ -933,24 +922,6 @@ static int state_from_json(json_object *o, LuodState *s, char **error) {
         return assignments_from_json(o, s, error);
 }
 
-/* Parses exactly n bytes at p (trailing whitespace allowed) as one JSON
- * object. */
-static int parse_json_object(const char *p, size_t n, const char *what, json_object **ret, char **error) {
-        _cleanup_(json_object_putp) json_object *o = NULL;
-        enum json_tokener_error e;
-        size_t end;
-        int r;
-
-        r = json_parse_strict(p, n, &o, &e, &end);
-        if (r < 0)
-                return r;
-        if (!o || end != n || !json_object_is_type(o, json_type_object))
-                return json_fail(-EBADMSG, error, what, NULL, "not a JSON object: %s",
-                            e == json_tokener_success ? "not an object" : json_tokener_error_reason(e));
-        *ret = TAKE_PTR(o);
-        return 0;
-}
-
 /* Checks the header line (n bytes at p, without its newline) and that the
  * body_size bytes at body match its length and sha256. */
 static int parse_header(const char *p, size_t n, const char *body, size_t body_size, char **error) {
@@ -960,7 +931,7 @@ static int parse_header(const char *p, size_t n, const char *body, size_t body_s
         uint64_t major, minor, length;
         int r;
 
-        r = parse_json_object(p, n, "header", &h, error);
+        r = json_parse_whole(p, n, json_type_object, "header", &h, error);
         if (r < 0)
                 return r;
 
@@ -1019,7 +990,7 @@ static int state_parse(const char *buf, size_t size, LuodState *ret, char **erro
         r = parse_header(buf, (size_t) (nl - buf), nl + 1, body_size, error);
         if (r < 0)
                 return r;
-        r = parse_json_object(nl + 1, body_size, "body", &body, error);
+        r = json_parse_whole(nl + 1, body_size, json_type_object, "body", &body, error);
         if (r < 0)
                 return r;
         r = state_from_json(body, &s, error);

@@ -587,7 +587,7 @@ start_luod
 stop_luod
 echo '[ {"consumer": ' >"$state/assignments.json"
 start_luod
-grep -qF "Refusing $state/assignments.json: assignments: not JSON: incomplete: Bad message; no VF assignment loaded, the file is kept as $state/assignments.json.broken" \
+grep -qF "Refusing $state/assignments.json: assignments: not JSON: incomplete at byte 16: Bad message; no VF assignment loaded, the file is kept as $state/assignments.json.broken" \
 	"$tmp/luod.log" || fail "corrupt assignments.json not named: $(cat "$tmp/luod.log")"
 [[ ! -e $state/assignments.json && $(cat "$state/assignments.json.broken") == '[ {"consumer": ' ]] ||
 	fail "corrupt assignments.json not kept aside"

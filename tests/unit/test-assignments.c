@@ -64,7 +64,7 @@ static void check_bad(const char *text, const char *want) {
 }
 
 static void check_bad_kinds(void) {
-        check_bad("", "assignments: empty file");
+        check_bad("", "assignments: empty");
         check_bad("[ " ENTRY("vm-a", "0"), "not JSON: incomplete");
         check_bad("{}", "assignments: expected array, got object");
         check_bad("\"x\"", "expected array, got string");

@@ -22,16 +22,6 @@
 #include "report.h"
 #include "report-text.h"
 
-static FILE *devnull(void) {
-        static FILE *f;
-
-        if (!f)
-                f = fopen("/dev/null", "we");
-        if (!f)
-                abort();
-        return f;
-}
-
 static bool finite_numbers(json_object *o) {
         switch (json_object_get_type(o)) {
         case json_type_double:
@@ -116,7 +106,7 @@ static void check_read_file(const uint8_t *data, size_t size) {
         if (k < 0)
                 return;
         FUZZ_ASSERT(strict_json(text, strlen(text), &object), "GetReport's text is no strict JSON: %s", text);
-        k = report_text_print(devnull(), text);
+        k = report_text_print(fuzz_devnull(), text);
         FUZZ_ASSERT(k == (object ? 0 : -EBADMSG), "GetReport's text printed with %d", k);
 }
 

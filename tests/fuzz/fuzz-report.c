@@ -17,16 +17,6 @@
 #include "fuzz.h"
 #include "report-text.h"
 
-static FILE *devnull(void) {
-        static FILE *f;
-
-        if (!f)
-                f = fopen("/dev/null", "we");
-        if (!f)
-                abort();
-        return f;
-}
-
 /* What GetReport replies for a report.json with these bytes, or NULL when
  * it refuses the file ("unreadable or not JSON"). */
 static char *get_report(const uint8_t *data, size_t size, bool *ret_object) {
@@ -57,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         text = get_report(data, size, &object);
         if (text) {
-                r = report_text_print(devnull(), text);
+                r = report_text_print(fuzz_devnull(), text);
                 FUZZ_ASSERT(r == (object ? 0 : -EBADMSG), "GetReport's text (an %s) printed with %d: %s",
                             object ? "object" : "other value", r, text);
                 free(text);
@@ -65,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         /* D-Bus strings end at their first NUL. */
         text = fuzz_strndup(data, size);
-        r = report_text_print(devnull(), text);
+        r = report_text_print(fuzz_devnull(), text);
         FUZZ_ASSERT(r == 0 || r == -EBADMSG, "report_text_print() returned %d", r);
         free(text);
         return 0;

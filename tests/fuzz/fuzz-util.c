@@ -54,3 +54,13 @@ char *fuzz_strndup(const void *data, size_t size) {
         s[size] = '\0';
         return s;
 }
+
+FILE *fuzz_devnull(void) {
+        static FILE *f;
+
+        if (!f)
+                f = fopen("/dev/null", "we");
+        if (!f)
+                abort();
+        return f;
+}

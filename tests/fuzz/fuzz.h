@@ -13,6 +13,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* /dev/null opened once for writing: for output the target only exercises
+ * (abort()s when it cannot be opened). */
+FILE *fuzz_devnull(void);
+
 /* A property of the code under test does not hold: print why and abort(),
  * which libFuzzer and the replay runner both report as a crash (libFuzzer
  * saves the input). */

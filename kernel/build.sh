@@ -12,13 +12,14 @@
 #          guest.config + kernel/lockdep.config (PROVE_LOCKING, raised
 #          lockdep tables); objects in their own build/<variant>.
 # modular: the patched tree, config tinyconfig + guest.config +
-#          kernel/modular.config (CONFIG_MODULES; igb, igbvf, nvme, vfio,
-#          vfio-pci as modules, the way a distribution host has them);
+#          kernel/modular.config (igb, igbvf, nvme, vfio, vfio-pci as
+#          modules, the way a distribution host has them);
 #          objects in build/modular, and the modules installed with depmod
 #          (modules_install) in build/modular/modules-install/lib/modules/
 #          <release>, which tests/vm/run puts into the guest's initramfs.
-#          CONFIG_MODULES changes almost every object, so its first build is
-#          a cold one even with patched in ccache (docs/testbed.md).
+#          guest.config has CONFIG_MODULES on, so the two configs differ
+#          only in those drivers and, with patched in ccache, modular's
+#          first build is mostly cache hits (docs/testbed.md).
 # LUOD_PATCHED_AS_IS=1: build the patched work tree as checked out, without
 #          (re)applying the series (kernel/check-prefixes.sh).
 # Build trees, objects and ccache live in the cache directory (LUOD_CACHE,

@@ -1,0 +1,158 @@
+# A sriov_numvfs write of 2 VFs, with its Nth fault-injection point failing,
+# for N = 1, 2, ... until the write makes fewer than N (tb-fail-nth; CONFIG_FAILSLAB,
+# failslab/ignore-gfp-wait N so GFP_KERNEL allocations count).  The failure
+# lands anywhere on the enable path: sriov_enable(), the VF's scan, its
+# device_add() (device_private, kobject name, the staged window, kernfs
+# nodes, the publication), the bus notifiers (IOMMU group), the virtfn and
+# physfn links.
+#
+# After every attempt:
+#  - no kernel report in the log other than the injection's own stack dump:
+#    no Oops, BUG, WARNING, KASAN, list or refcount corruption;
+#  - a failed write left the PF clean: sriov_numvfs 0, no VF device, no
+#    virtfn link;
+#  - a successful one left 2 VFs, which are removed again (sriov_numvfs 0).
+# At the end 2 VFs are enabled without injection, bound to vfio-pci and
+# disabled: the PF is usable after the sweep.  The figures count the
+# injections and those that hit a VF's device_add().
+#
+# Without the fix for a VF whose device_add() failed (patch 0016) the first
+# such injection oopses in device_del() -> kill_device() (NULL dev->p).
+N=2
+MAXN=$(tb_arg maxn || echo 5000)
+D=/sys/bus/pci/devices
+FI=/sys/kernel/debug/failslab
+REPORT='BUG:|Oops|general protection|KASAN|UBSAN|refcount_t|list_add corruption|list_del corruption|NULL pointer|WARNING:|possible circular|possible recursive|inconsistent lock state|suspicious RCU|sysfs: cannot create duplicate|Call Trace|blocked for more than'
+
+nvfs() { set -- $D/*/physfn; [ -e "$1" ] && echo $# || echo 0; }  # VF devices in the system
+
+# WARNs of code outside the series that an injected allocation failure
+# reaches, kept out of the verdict (counted in the figures): the IOMMU
+# core WARNs when it cannot attach a new device to its group's default
+# domain (iommu_setup_default_domain(), drivers/iommu/iommu.c), which a
+# failed allocation in intel_iommu_attach_device() causes; the VF then
+# registers without a working DMA domain, as 7.3 does.
+ALLOWED_WARN='WARNING: .* at iommu_setup_default_domain'
+
+# The kernel log since the last call without the injections' own reports
+# (from "FAULT_INJECTION: forcing a failure." to the end of its stack dump)
+# and without ALLOWED_WARN's blocks in /tmp/kmsg.rest, each injection's
+# stack on one line in /tmp/kmsg.inj, the allowed WARNs' lines in
+# /tmp/kmsg.allowed (both appended to over the sweep).
+kmsg_split() {
+	dmesg -c >/tmp/kmsg.round
+	: >/tmp/kmsg.rest
+	awk -v allow="$ALLOWED_WARN" '
+		/FAULT_INJECTION: forcing a failure/ { inj = 1; line = ""; next }
+		inj && /<\/TASK>/ { print line >>"/tmp/kmsg.inj"; inj = 0; next }
+		inj { line = line " " $NF; next }
+		/------------\[ cut here \]------------/ { cut = 1; n = 0; ok = 0 }
+		cut { buf[n++] = $0; if ($0 ~ allow) ok = 1
+			if ($0 ~ /---\[ end trace/) {
+				for (i = 0; i < n; i++)
+					if (ok) print buf[i] >>"/tmp/kmsg.allowed"
+					else print buf[i] >"/tmp/kmsg.rest"
+				cut = 0
+			}
+			next }
+		{ print >"/tmp/kmsg.rest" }
+		END { if (cut) for (i = 0; i < n; i++) print buf[i] >"/tmp/kmsg.rest" }
+	' /tmp/kmsg.round
+}
+
+pf_clean() {  # PF $1 has no VF left: sriov_numvfs 0, no VF device, no virtfn link
+	local n l
+	n=$(cat $D/$1/sriov_numvfs)
+	[ "$n" = 0 ] || { echo "sriov_numvfs is $n"; return 1; }
+	n=$(nvfs)
+	[ "$n" = 0 ] || { echo "$n VF devices left: $(ls -d $D/*/physfn)"; return 1; }
+	for l in $D/$1/virtfn*; do
+		[ -e "$l" ] || [ -L "$l" ] || continue
+		echo "link $l left"; return 1
+	done
+}
+
+stage1() {
+	local pfs pf v nth out werr inj bad=0 ninj=0 nfail=0 nok=0 ndevadd=0 nstaged=0 nlink=0
+	pfs=$(tb_pfs)
+	pf=$(echo $pfs | cut -d' ' -f1)
+	tb_check "one SR-IOV PF" test "$(echo $pfs | wc -w)" -eq 1
+	tb_check "failslab in debugfs ($FI)" test -d $FI
+	tb_check "fail-nth (/proc/thread-self/fail-nth)" test -e /proc/thread-self/fail-nth
+	echo N >$FI/ignore-gfp-wait
+	echo 2 >$FI/verbose
+	tb_set_autoprobe 0
+	dmesg -c >/dev/null
+	rm -f /tmp/kmsg.inj /tmp/kmsg.allowed
+	echo "sweep: sriov_numvfs=$N on $pf with fault N failing, N = 1.. (at most $MAXN)" | tb_info
+	nth=1
+	while [ $nth -le "$MAXN" ]; do
+		: >/tmp/kmsg.rest
+		tb_log "attempt $nth"
+		if ! out=$(tb-fail-nth $nth $D/$pf/sriov_numvfs $N); then
+			# killed by an oops, most likely: the log says
+			tb_check "attempt $nth: tb-fail-nth ran (not killed)" false
+			dmesg | tail -n 120 >/dev/console
+			bad=1
+			break
+		fi
+		werr=${out% *} inj=${out#* }
+		kmsg_split
+		if grep -Eq "$REPORT" /tmp/kmsg.rest; then
+			tb_check "attempt $nth (write errno $werr): no kernel report" false
+			echo "luod-tb: the attempt's kernel log (the injection's stack first):" >/dev/console
+			head -n 200 /tmp/kmsg.round >/dev/console
+			bad=1
+			break
+		fi
+		[ "$inj" = 1 ] && ninj=$((ninj + 1))
+		if [ "$werr" = 0 ]; then
+			nok=$((nok + 1))
+			if [ "$(tb_count_vfs $pf)" != $N ]; then
+				tb_check "attempt $nth: the write succeeded and $N VFs exist (have $(tb_count_vfs $pf))" false
+				bad=1; break
+			fi
+			echo 0 >$D/$pf/sriov_numvfs ||
+				{ tb_check "attempt $nth: writing 0 to sriov_numvfs" false; bad=1; break; }
+		else
+			nfail=$((nfail + 1))
+		fi
+		if ! pf_clean $pf >/tmp/clean.out; then
+			tb_check "attempt $nth (write errno $werr, injected $inj): PF clean afterwards: $(cat /tmp/clean.out)" false
+			bad=1; break
+		fi
+		[ "$inj" = 1 ] || break
+		[ $((nth % 100)) -eq 0 ] && echo "attempt $nth: $nfail writes failed, $nok succeeded so far" | tb_info
+		nth=$((nth + 1))
+	done
+	if [ $bad = 0 ]; then
+		tb_check "the sweep ended (attempt $nth made fewer than $nth injectable calls; at most $MAXN)" test "$inj" = 0
+		tb_say "CHECK ok every failed write left the PF clean and the kernel log without a report ($nfail failed, $nok succeeded)"
+	fi
+	if [ $bad = 1 ]; then
+		# the writer may have died holding the PF's device lock: stop here
+		tb_finish
+		return
+	fi
+	[ -f /tmp/kmsg.inj ] || : >/tmp/kmsg.inj
+	# each line is one injection's stack (innermost first, one token a frame)
+	ndevadd=$(grep ' device_add+' /tmp/kmsg.inj | grep -c ' pci_iov_add_virtfn+' || true)
+	nstaged=$(grep -c 'device_staged\|kernfs_publish\|sysfs_publish' /tmp/kmsg.inj || true)
+	nlink=$(grep -c 'pci_iov_bus_notify\|pci_iov_sysfs_link' /tmp/kmsg.inj || true)
+	tb_figure allowed-upstream-warns "$(grep -c 'WARNING:' /tmp/kmsg.allowed 2>/dev/null || echo 0)" count
+	tb_figure injections "$ninj" count
+	tb_figure writes-failed "$nfail" count
+	tb_figure injections-in-vf-device-add "$ndevadd" count
+	tb_figure injections-in-staging "$nstaged" count
+	tb_figure injections-in-vf-links "$nlink" count
+	tb_check "the sweep reached a VF's device_add() ($ndevadd injections below pci_iov_add_virtfn -> device_add)" test "$ndevadd" -gt 0
+	echo 0 >$FI/verbose
+	tb_check "after the sweep: $N VFs enabled without injection" tb_enable_vfs $pf $N
+	v=$(tb_vfs $pf | head -n 1)
+	tb_check "after the sweep: VF $v bound to vfio-pci" tb_bind_vfio "$v"
+	echo 0 >$D/$pf/sriov_numvfs
+	tb_check "after the sweep: the PF clean again" pf_clean $pf
+	kmsg_split
+	tb_check "after the sweep: no kernel report" sh -c "! grep -Eq '$REPORT' /tmp/kmsg.rest"
+	tb_finish
+}

@@ -8,7 +8,8 @@
 #
 # After every attempt:
 #  - no kernel report in the log other than the injection's own stack dump:
-#    no Oops, BUG, WARNING, KASAN, list or refcount corruption;
+#    no Oops, BUG, WARNING, KASAN, list or refcount corruption (but the
+#    IOMMU core's WARN of ALLOWED_WARN, counted);
 #  - a failed write left the PF clean: sriov_numvfs 0, no VF device, no
 #    virtfn link;
 #  - a successful one left 2 VFs, which are removed again (sriov_numvfs 0).
@@ -16,8 +17,9 @@
 # disabled: the PF is usable after the sweep.  The figures count the
 # injections and those that hit a VF's device_add().
 #
-# Without the fix for a VF whose device_add() failed (patch 0016) the first
-# such injection oopses in device_del() -> kill_device() (NULL dev->p).
+# Without the fix for a VF whose device_add() failed
+# (kernel/patches/2-pci-fixes/0001) the first injection that makes a VF's
+# device_add() fail (attempt 3) oopses in device_del() (NULL dev->p).
 N=2
 MAXN=$(tb_arg maxn || echo 5000)
 D=/sys/bus/pci/devices
@@ -87,7 +89,6 @@ stage1() {
 	echo "sweep: sriov_numvfs=$N on $pf with fault N failing, N = 1.. (at most $MAXN)" | tb_info
 	nth=1
 	while [ $nth -le "$MAXN" ]; do
-		: >/tmp/kmsg.rest
 		tb_log "attempt $nth"
 		if ! out=$(tb-fail-nth $nth $D/$pf/sriov_numvfs $N); then
 			# killed by an oops, most likely: the log says

@@ -1,0 +1,1 @@
+../hotplug-sriov/scenario.sh

@@ -1,20 +1,23 @@
 # SR-IOV enable against hot-unplug: ITER rounds (luod_tb.iter=N, default
 # 10; hotplug-sriov-lockdep: 100 on a PROVE_LOCKING kernel).  In round r,
 # PF (r-1) mod 4 is the victim.  The other three PFs start enabling 32
-# VFs each from three writers; then the victim is removed (odd rounds: its own "remove"
-# attribute; even rounds: its parent root port's) while a fourth writer
-# enables 32 VFs on the victim itself; then /sys/bus/pci/rescan brings it
-# back.
+# VFs each from three writers; then the victim is removed (odd rounds: its
+# own "remove" attribute; even rounds: its parent root port's) while a
+# fourth writer enables 32 VFs on the victim itself, started 0.1 s after
+# the removal in rounds 1-4, 9-12, ... and 0.1 s before it in rounds 5-8,
+# 13-16, ... (then it must succeed, and the PF is removed with its VFs);
+# then /sys/bus/pci/rescan brings the victim back.
 #
-# The ordering is the one that deadlocks a kernel whose sriov_numvfs_store()
-# takes pci_rescan_remove_lock inside the PF's device lock (Linux 7.3):
-# the remover waits for the lock, queued behind the other PFs' enables,
-# while the victim's writer holds the victim's device lock and queues
-# behind the remover; the remover then needs that device lock to release
-# the victim's driver.  Lockdep does not see it (device locks are not
-# validated); the bounded wait below does.  A kernel that waits for the
-# lock with the sriov_numvfs attribute active gets a lockdep report
-# instead (the removal drains that attribute under the lock).
+# The first ordering is the one that deadlocks a kernel whose
+# sriov_numvfs_store() takes pci_rescan_remove_lock inside the PF's device
+# lock (Linux 7.3): the remover waits for the lock, queued behind the
+# other PFs' enables, while the victim's writer holds the victim's device
+# lock and queues behind the remover; the remover then needs that device
+# lock to release the victim's driver.  Lockdep does not see it (device
+# locks are not validated); the bounded wait below does.  (A store that
+# waited for the lock with its sriov_numvfs attribute active would
+# deadlock with the removal's drain of that attribute instead; the fix
+# breaks the active protection first.)
 #
 # Checked each round: every writer and the remover finish within 180 s
 # (else their kernel stacks are printed and the run fails); the three
@@ -84,13 +87,23 @@ stage1() {
 		victim=$1
 		others=$(echo $pfs | tr ' ' '\n' | grep -v "^$victim\$" | tr '\n' ' ')
 		if [ $((r % 2)) -eq 1 ]; then what=PF target=$victim; else what="root port"; target=$(port_of "$victim"); fi
+		# rounds 1-4, 9-12, ...: the removal queues before the victim's
+		# own enable; rounds 5-8, 13-16, ...: after it, so a PF with VFs
+		# being enabled (then enabled) is removed.
+		if [ $(( (r - 1) / 4 % 2 )) -eq 0 ]; then order=remove-first; else order=enable-first; fi
 		t0=$(tb_us)
 		pids=
 		for pf in $others; do echo $N >$D/$pf/sriov_numvfs & pids="$pids $!"; done
 		sleep 0.1
-		echo 1 >$D/$target/remove & rm_pid=$!
-		sleep 0.1
-		(echo $N >$D/$victim/sriov_numvfs) 2>/tmp/victim.err & vpid=$!
+		if [ $order = remove-first ]; then
+			echo 1 >$D/$target/remove & rm_pid=$!
+			sleep 0.1
+			(echo $N >$D/$victim/sriov_numvfs) 2>/tmp/victim.err & vpid=$!
+		else
+			(echo $N >$D/$victim/sriov_numvfs) 2>/tmp/victim.err & vpid=$!
+			sleep 0.1
+			echo 1 >$D/$target/remove & rm_pid=$!
+		fi
 		if ! wait_bounded $pids $rm_pid $vpid; then
 			tb_check "round $r: the enables and the removal of $what $target finish within $BOUND s" false
 			hung=1
@@ -104,6 +117,9 @@ stage1() {
 			victim_enabled=$((victim_enabled + 1))
 		else
 			victim_refused=$((victim_refused + 1))
+			# started before the removal, it had the PF to itself
+			[ $order = enable-first ] &&
+				{ tb_check "round $r: $victim's enable, started before the removal, succeeded ($(cat /tmp/victim.err))" false; bad=1; }
 		fi
 		for pf in $others; do
 			[ "$(vfs_of "$pf")" -eq $N ] ||

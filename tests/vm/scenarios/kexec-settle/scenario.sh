@@ -12,6 +12,10 @@ stage1() {
 	cmdline=$(sed 's/luod_tb\.stage=[0-9]*/luod_tb.stage=2/' /proc/cmdline)
 	tb_check "kexec -s -l the same kernel" \
 		kexec -s -l /luod-tb/bzImage --initrd=/luod-tb/initrd.gz --command-line="$cmdline"
+	if [ -n "${KEXEC_SETTLE_HANDOVER:-}" ]; then
+		tb_check "pci_iov.kexec_settle_handover set" \
+			sh -c 'echo 1 >/sys/module/pci_iov/parameters/kexec_settle_handover'
+	fi
 	[ "$TB_FAILED" -eq 0 ] || { tb_finish; return; }
 	if [ -n "${KEXEC_SETTLE_DISABLE_FIRST:-}" ]; then
 		tb_say "HOSTMARK disable-start"

@@ -1,0 +1,1 @@
+../bench-sriov-parallel/scenario.sh

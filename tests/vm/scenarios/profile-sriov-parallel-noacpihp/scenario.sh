@@ -1,0 +1,1 @@
+../profile-sriov-parallel/scenario.sh

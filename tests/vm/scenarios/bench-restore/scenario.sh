@@ -1,7 +1,8 @@
 # In the first kernel, with sriov_drivers_autoprobe 0 as luod restores:
 # each PF alone (enable 32 VFs + bind 2 to vfio-pci), then the four PFs in a
-# serial loop; then luoctl update.  In the second kernel luod restores the
-# four PFs in parallel; figures: its restore phase and the two ratios.  The
+# serial loop, then from four writers at once (the same work raw, no luod);
+# then luoctl update.  In the second kernel luod restores the four PFs in
+# parallel; figures: its restore phase and its ratios to the three.  The
 # serial loop is checked against the sum of its parts, each timed by
 # configure_pf itself in this shell (no subshell), so a helper that set the
 # loop's t0 would fail the check.
@@ -40,10 +41,23 @@ stage1() {
 	done
 	tb_check_serial "serial loop over the 4 PFs" "$serial" $parts
 	tb_check_ge "serial loop over the 4 PFs" "$serial" "$slowest" "the slowest PF alone"
+	# The same work from four writers at once, as luod's restore does it
+	# but without luod: what luod's own cost is measured against.
+	for pf in $pfs; do tb_disable_vfs "$pf" >/dev/null; done
+	rm -f /tmp/par-failed
+	t0=$(tb_us)
+	for pf in $pfs; do { configure_pf "$pf" "/tmp/par-$pf" || echo "$pf" >>/tmp/par-failed; } & done
+	wait
+	parallel=$(tb_elapsed_ms "$t0" "$(tb_us)")
+	tb_check "four writers: every PF configured" test ! -e /tmp/par-failed
+	for pf in $pfs; do
+		tb_check "$pf: 32 VFs (four writers)" test "$(tb_count_vfs "$pf")" -eq 32
+		tb_check_ge "four writers at once" "$parallel" "$(cat "/tmp/par-$pf")" "$pf's own part"
+	done
 	tb_set_autoprobe 1
 	tb_check "luod starts" tb_start_luod
 	mkdir -p /tmp/carry/luod-tb
-	echo "slowest=$slowest serial=$serial" >/tmp/carry/luod-tb/bench
+	echo "slowest=$slowest serial=$serial parallel=$parallel" >/tmp/carry/luod-tb/bench
 	tb_carry_initrd
 	[ "$TB_FAILED" -eq 0 ] || { tb_finish; return; }
 	luoctl update --kernel /luod-tb/bzImage --initrd /tmp/initrd2 --append "luod_tb.stage=2" --yes >/dev/console 2>&1
@@ -59,12 +73,16 @@ stage2() {
 	restore=$(awk '/"restore"/ { getline; gsub(/[^0-9.]/, ""); print; exit }' /tmp/report.json)
 	slowest=$(sed -n 's/.*slowest=\([0-9.]*\).*/\1/p' /luod-tb/bench)
 	serial=$(sed -n 's/.*serial=\([0-9.]*\).*/\1/p' /luod-tb/bench)
+	parallel=$(sed -n 's/.*parallel=\([0-9.]*\).*/\1/p' /luod-tb/bench)
 	tb_figure slowest-pf-alone "$slowest" ms
 	tb_figure serial-loop "$serial" ms
+	tb_figure raw-four-writers "$parallel" ms
 	tb_figure luod-parallel-restore "$restore" ms
 	tb_check_ge "luod's parallel restore" "$restore" $TB_ENABLE_MIN_MS "one enable's sleep"
 	tb_figure serial-over-slowest "$(awk -v a="$serial" -v b="$slowest" 'BEGIN { printf "%.2f", a / b }')" x
 	tb_figure restore-over-slowest "$(awk -v a="$restore" -v b="$slowest" 'BEGIN { printf "%.2f", a / b }')" x
 	tb_figure restore-over-serial "$(awk -v a="$restore" -v b="$serial" 'BEGIN { printf "%.2f", a / b }')" x
+	# luod adds nothing of its own: its restore / the raw four writers <= 1.1
+	tb_figure restore-over-raw-writers "$(awk -v a="$restore" -v b="$parallel" 'BEGIN { printf "%.2f", a / b }')" x
 	tb_finish
 }

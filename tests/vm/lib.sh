@@ -526,3 +526,34 @@ tb_host_update() {
 	tb_host_show_luod
 	tb_abort "luoctl update returned without a kexec"
 }
+
+# Fault-injection scenarios (failslab, fail-nth): what counts as a kernel
+# report in their logs, and tb_kmsg_split to read the log around them.
+TB_KMSG_REPORT='BUG:|Oops|general protection|KASAN|UBSAN|refcount_t|list_add corruption|list_del corruption|NULL pointer|WARNING:|possible circular|possible recursive|inconsistent lock state|suspicious RCU|sysfs: cannot create duplicate|Call Trace|blocked for more than'
+# tb_kmsg_split [ALLOWED]: the kernel log since the last call (dmesg -c,
+# whole in /tmp/kmsg.round) without the injections' own reports (from
+# "FAULT_INJECTION: forcing a failure." to the end of its stack dump) and
+# without the WARN blocks that match the extended regex ALLOWED (none when
+# empty) in /tmp/kmsg.rest; each injection's stack on one line in
+# /tmp/kmsg.inj, the allowed WARNs' lines in /tmp/kmsg.allowed (both
+# appended to; remove them before a sweep).
+tb_kmsg_split() {
+	dmesg -c >/tmp/kmsg.round
+	: >/tmp/kmsg.rest
+	awk -v allow="${1:-}" '
+		/FAULT_INJECTION: forcing a failure/ { inj = 1; line = ""; next }
+		inj && /<\/TASK>/ { print line >>"/tmp/kmsg.inj"; inj = 0; next }
+		inj { line = line " " $NF; next }
+		/------------\[ cut here \]------------/ { cut = 1; n = 0; ok = 0 }
+		cut { buf[n++] = $0; if (allow != "" && $0 ~ allow) ok = 1
+			if ($0 ~ /---\[ end trace/) {
+				for (i = 0; i < n; i++)
+					if (ok) print buf[i] >>"/tmp/kmsg.allowed"
+					else print buf[i] >"/tmp/kmsg.rest"
+				cut = 0
+			}
+			next }
+		{ print >"/tmp/kmsg.rest" }
+		END { if (cut) for (i = 0; i < n; i++) print buf[i] >"/tmp/kmsg.rest" }
+	' /tmp/kmsg.round
+}

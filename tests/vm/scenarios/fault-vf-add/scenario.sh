@@ -24,7 +24,6 @@ N=2
 MAXN=$(tb_arg maxn || echo 5000)
 D=/sys/bus/pci/devices
 FI=/sys/kernel/debug/failslab
-REPORT='BUG:|Oops|general protection|KASAN|UBSAN|refcount_t|list_add corruption|list_del corruption|NULL pointer|WARNING:|possible circular|possible recursive|inconsistent lock state|suspicious RCU|sysfs: cannot create duplicate|Call Trace|blocked for more than'
 
 nvfs() { set -- $D/*/physfn; [ -e "$1" ] && echo $# || echo 0; }  # VF devices in the system
 
@@ -35,32 +34,6 @@ nvfs() { set -- $D/*/physfn; [ -e "$1" ] && echo $# || echo 0; }  # VF devices i
 # failed allocation in intel_iommu_attach_device() causes; the VF then
 # registers without a working DMA domain, as 7.3 does.
 ALLOWED_WARN='WARNING: .* at iommu_setup_default_domain'
-
-# The kernel log since the last call without the injections' own reports
-# (from "FAULT_INJECTION: forcing a failure." to the end of its stack dump)
-# and without ALLOWED_WARN's blocks in /tmp/kmsg.rest, each injection's
-# stack on one line in /tmp/kmsg.inj, the allowed WARNs' lines in
-# /tmp/kmsg.allowed (both appended to over the sweep).
-kmsg_split() {
-	dmesg -c >/tmp/kmsg.round
-	: >/tmp/kmsg.rest
-	awk -v allow="$ALLOWED_WARN" '
-		/FAULT_INJECTION: forcing a failure/ { inj = 1; line = ""; next }
-		inj && /<\/TASK>/ { print line >>"/tmp/kmsg.inj"; inj = 0; next }
-		inj { line = line " " $NF; next }
-		/------------\[ cut here \]------------/ { cut = 1; n = 0; ok = 0 }
-		cut { buf[n++] = $0; if ($0 ~ allow) ok = 1
-			if ($0 ~ /---\[ end trace/) {
-				for (i = 0; i < n; i++)
-					if (ok) print buf[i] >>"/tmp/kmsg.allowed"
-					else print buf[i] >"/tmp/kmsg.rest"
-				cut = 0
-			}
-			next }
-		{ print >"/tmp/kmsg.rest" }
-		END { if (cut) for (i = 0; i < n; i++) print buf[i] >"/tmp/kmsg.rest" }
-	' /tmp/kmsg.round
-}
 
 pf_clean() {  # PF $1 has no VF left: sriov_numvfs 0, no VF device, no virtfn link
 	local n l
@@ -98,8 +71,8 @@ stage1() {
 			break
 		fi
 		werr=${out% *} inj=${out#* }
-		kmsg_split
-		if grep -Eq "$REPORT" /tmp/kmsg.rest; then
+		tb_kmsg_split "$ALLOWED_WARN"
+		if grep -Eq "$TB_KMSG_REPORT" /tmp/kmsg.rest; then
 			tb_check "attempt $nth (write errno $werr): no kernel report" false
 			echo "luod-tb: the attempt's kernel log (the injection's stack first):" >/dev/console
 			head -n 200 /tmp/kmsg.round >/dev/console
@@ -153,7 +126,7 @@ stage1() {
 	tb_check "after the sweep: VF $v bound to vfio-pci" tb_bind_vfio "$v"
 	echo 0 >$D/$pf/sriov_numvfs
 	tb_check "after the sweep: the PF clean again" pf_clean $pf
-	kmsg_split
-	tb_check "after the sweep: no kernel report" sh -c "! grep -Eq '$REPORT' /tmp/kmsg.rest"
+	tb_kmsg_split "$ALLOWED_WARN"
+	tb_check "after the sweep: no kernel report" sh -c "! grep -Eq '$TB_KMSG_REPORT' /tmp/kmsg.rest"
 	tb_finish
 }

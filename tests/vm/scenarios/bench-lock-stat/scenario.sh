@@ -4,7 +4,10 @@
 #             (sriov_drivers_autoprobe 0: VF creation only);
 #   parallel: the same from four writers at once (after a disable);
 #   bind:     BINDS VFs of each PF bound to vfio-pci (driver_override and
-#             drivers_probe), PF after PF: the VFIO group chardevs.
+#             drivers_probe), PF after PF: the VFIO group chardevs;
+#   bindpar:  the next BINDS VFs of each PF bound the same way from four
+#             binders at once, one per PF: VFIO groups created
+#             concurrently (vfio.group_lock).
 # For each phase and each lock class of LOCKS: FIGURE
 # <phase>-<class>-<field> for acquisitions, contentions, waittime-total
 # and holdtime-total (us); rwsems have a -W (write) and a -R (read) line.
@@ -73,6 +76,23 @@ stage1() {
 	phase_figures bind
 	tb_check "$((4 * BINDS)) VFs bound to vfio-pci (have $n)" test $n -eq $((4 * BINDS))
 	tb_figure binds "$n" count
+
+	echo 0 >/proc/lock_stat
+	for pf in $pfs; do
+		for v in $(tb_vfs "$pf" | sed -n "$((BINDS + 1)),$((2 * BINDS))p"); do
+			tb_bind_vfio "$v" || echo "$v" >>/tmp/bindpar.failed
+		done &
+	done
+	wait
+	phase_figures bindpar
+	n=0
+	for pf in $pfs; do
+		for v in $(tb_vfs "$pf" | head -n $((2 * BINDS))); do
+			[ "$(tb_driver_of "$v")" = vfio-pci ] && n=$((n + 1))
+		done
+	done
+	tb_check "$((8 * BINDS)) VFs on vfio-pci after the four binders (have $n; failed: $(cat /tmp/bindpar.failed 2>/dev/null))" \
+		test $n -eq $((8 * BINDS))
 	tb_figure vfs-per-phase $((4 * N)) count
 	tb_check "lockdep still on at the end (debug_locks 1)" \
 		test "$(awk '$1 == "debug_locks:" { print $2 }' /proc/lockdep_stats)" = 1

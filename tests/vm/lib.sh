@@ -557,3 +557,26 @@ tb_kmsg_split() {
 		END { if (cut) for (i = 0; i < n; i++) print buf[i] >"/tmp/kmsg.rest" }
 	' /tmp/kmsg.round
 }
+# tb_fail_attempt N FILE VALUE [ALLOWED]: one attempt of a fault-injection
+# sweep: VALUE written to FILE with the Nth fault-injection point failing
+# (tb-fail-nth), then the kernel log read (tb_kmsg_split ALLOWED).  Leaves
+# "<errno of the write, 0 if it succeeded> <injected: 1|0>" in
+# /tmp/fail.out and returns 0; returns 1 after a CHECK FAIL when tb-fail-nth
+# was killed (an oops, most likely) or the log holds a kernel report (the
+# log then goes to the console).
+tb_fail_attempt() {
+	local out
+	if ! out=$(tb-fail-nth "$1" "$2" "$3"); then
+		tb_check "attempt $1: tb-fail-nth ran (not killed)" false
+		dmesg | tail -n 120 >/dev/console
+		return 1
+	fi
+	echo "$out" >/tmp/fail.out
+	tb_kmsg_split "${4:-}"
+	if grep -Eq "$TB_KMSG_REPORT" /tmp/kmsg.rest; then
+		tb_check "attempt $1 (write errno ${out% *}): no kernel report" false
+		echo "luod-tb: the attempt's kernel log (the injection's stack first):" >/dev/console
+		head -n 200 /tmp/kmsg.round >/dev/console
+		return 1
+	fi
+}

@@ -63,22 +63,12 @@ stage1() {
 	nth=1
 	while [ $nth -le "$MAXN" ]; do
 		tb_log "attempt $nth"
-		if ! out=$(tb-fail-nth $nth $D/$pf/sriov_numvfs $N); then
-			# killed by an oops, most likely: the log says
-			tb_check "attempt $nth: tb-fail-nth ran (not killed)" false
-			dmesg | tail -n 120 >/dev/console
+		if ! tb_fail_attempt $nth $D/$pf/sriov_numvfs $N "$ALLOWED_WARN"; then
 			bad=1
 			break
 		fi
+		out=$(cat /tmp/fail.out)
 		werr=${out% *} inj=${out#* }
-		tb_kmsg_split "$ALLOWED_WARN"
-		if grep -Eq "$TB_KMSG_REPORT" /tmp/kmsg.rest; then
-			tb_check "attempt $nth (write errno $werr): no kernel report" false
-			echo "luod-tb: the attempt's kernel log (the injection's stack first):" >/dev/console
-			head -n 200 /tmp/kmsg.round >/dev/console
-			bad=1
-			break
-		fi
 		[ "$inj" = 1 ] && ninj=$((ninj + 1))
 		if [ "$werr" = 0 ]; then
 			nok=$((nok + 1))

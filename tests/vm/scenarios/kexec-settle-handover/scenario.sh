@@ -13,6 +13,9 @@ VFS=8
 dmesg_line() { dmesg | grep -m1 -F "$1"; }
 dmesg_ts() { echo "$1" | sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p'; }
 
+# The handover's KHO subtree as the outgoing kernel's KHO debugfs shows it
+SUBTREE=/sys/kernel/debug/kho/out/sub_fdts/pci-sriov-settle
+
 enable_and_kexec() {  # enable_and_kexec HANDOVER(0|1) NEXT_STAGE
 	local pfs pf param=/sys/module/pci_iov/parameters/kexec_settle_handover cmdline
 	pfs=$(tb_pfs)
@@ -21,8 +24,19 @@ enable_and_kexec() {  # enable_and_kexec HANDOVER(0|1) NEXT_STAGE
 		[ "$(tb_count_vfs "$pf")" -eq "$VFS" ] || tb_check "$pf: $VFS VFs enabled" tb_enable_vfs "$pf" "$VFS"
 	done
 	tb_check "$param exists" test -w "$param"
-	echo "$1" >"$param"
-	tb_check "$param reads back" grep -qx "$([ "$1" = 1 ] && echo Y || echo N)" "$param"
+	# The subtree and its preserved page exist only while the handover
+	# is set: none at boot (the parameter is off), one once it is set,
+	# none again once it is cleared.
+	tb_check "$param off at boot" grep -qx N "$param"
+	tb_check "no KHO subtree while the handover is off" test ! -e "$SUBTREE"
+	echo 1 >"$param"
+	tb_check "$param set: reads back Y" grep -qx Y "$param"
+	tb_check "$param set: the KHO subtree is added" test -e "$SUBTREE"
+	if [ "$1" = 0 ]; then
+		echo 0 >"$param"
+		tb_check "$param cleared: reads back N" grep -qx N "$param"
+		tb_check "$param cleared: the KHO subtree is removed" test ! -e "$SUBTREE"
+	fi
 	cmdline=$(sed "s/luod_tb\.stage=[0-9]*/luod_tb.stage=$2/" /proc/cmdline)
 	# The initramfs, with itself carried along for stage 2's own kexec.
 	[ "$2" = 2 ] && tb_carry_self

@@ -15,6 +15,15 @@ stage1() {
 	if [ -n "${KEXEC_SETTLE_HANDOVER:-}" ]; then
 		tb_check "pci_iov.kexec_settle_handover set" \
 			sh -c 'echo 1 >/sys/module/pci_iov/parameters/kexec_settle_handover'
+	elif [ -e /sys/module/pci_iov/parameters/kexec_settle_handover ]; then
+		# Without KHO (no kho=on) the handover cannot be set: the write
+		# fails with EOPNOTSUPP and the parameter stays off.  (The base
+		# kernel, which bench/kexec-settle also runs, has no parameter.)
+		tb_check "pci_iov.kexec_settle_handover refused without KHO" \
+			sh -c '! echo 1 2>/tmp/ho.err >/sys/module/pci_iov/parameters/kexec_settle_handover'
+		tb_check "the refusal is EOPNOTSUPP: '$(cat /tmp/ho.err 2>/dev/null)'" grep -q "not supported" /tmp/ho.err
+		tb_check "pci_iov.kexec_settle_handover stays N" \
+			grep -qx N /sys/module/pci_iov/parameters/kexec_settle_handover
 	fi
 	[ "$TB_FAILED" -eq 0 ] || { tb_finish; return; }
 	if [ -n "${KEXEC_SETTLE_DISABLE_FIRST:-}" ]; then

@@ -65,7 +65,7 @@ static int worker_find(Worker *w) {
         /* An unused PF (no driver, no VFs when recorded): nothing to bring
          * back, and no driver to wait for. */
         if (!want->driver && want->numvfs == 0) {
-                res->driver_us = res->enabled_us = res->settings_us = res->bound_us = res->verified_us = now_usec();
+                res->driver_us = res->enabled_us = res->settings_us = res->bound_us = now_usec();
                 return 1;
         }
         return 0;
@@ -200,17 +200,45 @@ static int worker_bind(Worker *w) {
         return 0;
 }
 
+/* The PF read back once (this PF only, at its BDF: no enumeration of the
+ * bus) and compared with the record; on this worker, so that each PF's
+ * read-back overlaps the other PFs' restore.  The PF must still be the one
+ * found at start (same identity): otherwise it is "gone". */
+static int worker_verify(Worker *w) {
+        _cleanup_(pf_record_done) PfRecord have = {};
+        _cleanup_free_ char *diff = NULL;
+        PfRestore *res = w->result;
+        int r;
+
+        r = sriov_pf_refresh(&res->bdf, 0, &have);
+        if (r < 0)
+                return fail_pf(res, r, "gone when read back");
+        if (!streq_ptr(have.identity, w->now->identity))
+                return fail_pf(res, -ENODEV, "gone when read back: its identity is now %s", have.identity ?: "(none)");
+        r = sriov_pf_compare(w->want, &have, &diff);
+        if (r < 0) {
+                fail_pf(res, r, "differs when read back: %s", diff ?: "?");
+                res->differences = TAKE_PTR(diff);
+                return r;
+        }
+        res->verified_us = now_usec();
+        return 0;
+}
+
 /* One PF's restore, step by step; the first failing step names the PF's
  * error (fail_pf) and ends it. */
 static void *worker_run(void *userdata) {
         Worker *w = userdata;
+        int r;
 
         w->result->start_us = now_usec();
-        if (worker_find(w) != 0)
+        r = worker_find(w);
+        if (r < 0)
                 return NULL;
-        if (worker_driver(w) < 0 || worker_enable(w) < 0 || worker_settings(w) < 0)
+        if (r == 0 && (worker_driver(w) < 0 || worker_enable(w) < 0 || worker_settings(w) < 0 ||
+                       worker_bind(w) < 0))
                 return NULL;
-        (void) worker_bind(w);
+        (void) worker_verify(w);
         return NULL;
 }
 
@@ -296,7 +324,7 @@ void restore_results_free(PfRestore *pfs, size_t n) {
 }
 
 int restore_all(const LuodState *want, const RestoreOptions *opt, PfRestore **ret_pfs) {
-        _cleanup_luod_state_ LuodState now = {}, after = {};
+        _cleanup_luod_state_ LuodState now = {};
         _cleanup_free_ Worker *workers = NULL;
         _cleanup_free_ ssize_t *match = NULL;
         PfRestore *res = NULL;
@@ -333,25 +361,7 @@ int restore_all(const LuodState *want, const RestoreOptions *opt, PfRestore **re
 
         run_workers(workers, want->n_pfs, opt);
 
-        /* Read everything back once and compare PF by PF. */
-        r = sriov_scan(&after);
-        if (r >= 0)
-                r = luod_state_match_pfs(want, &after, match);
         for (size_t i = 0; i < want->n_pfs; i++) {
-                _cleanup_free_ char *diff = NULL;
-                const PfRecord *have;
-
-                if (res[i].error == 0) {
-                        have = r >= 0 && match[i] >= 0 ? &after.pfs[match[i]] : NULL;
-                        if (!have)
-                                fail_pf(&res[i], r < 0 ? r : -ENODEV, "gone when read back");
-                        else if (sriov_pf_compare(&want->pfs[i], have, &diff) < 0) {
-                                fail_pf(&res[i], -EUCLEAN, "differs when read back: %s", diff ?: "?");
-                                res[i].differences = TAKE_PTR(diff);
-                        }
-                        else
-                                res[i].verified_us = now_usec();
-                }
                 if (res[i].error != 0)
                         failed++;
                 pf_record_done(&workers[i].fresh);

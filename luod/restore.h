@@ -54,7 +54,10 @@ typedef struct RestoreOptions {
  * module of each recorded VF driver not registered yet
  * (drivers_load_vf_drivers()), binds each VF as recorded (driver_override +
  * drivers_probe), writes the recorded sriov_drivers_autoprobe, then reads the
- * PF back and compares.  A PF that fails does not hold up the others.
+ * PF back at its BDF (sriov_pf_refresh(), on the worker: no scan of the bus)
+ * and compares: an identity changed since the start is -ENODEV ("gone"), a
+ * field unlike the record -EUCLEAN with the differences.  A PF that fails
+ * does not hold up the others.
  * While the workers run, opt->event runs in this thread (when set and not
  * dispatching already): its sources are served, no others are run.
  *

@@ -70,10 +70,6 @@ static inline void closedirp(DIR **d) {
                 closedir(*d);
 }
 
-static inline bool streq_ptr(const char *a, const char *b) {
-        return a && b ? strcmp(a, b) == 0 : a == b;
-}
-
 static uint64_t now_usec(void) {
         struct timespec ts;
 

@@ -11,7 +11,7 @@ set -euo pipefail
 
 PKGS=(
 	build-essential gcc meson ninja-build pkg-config git
-	libsystemd-dev libudev-dev libnl-3-dev libnl-route-3-dev libjson-c-dev
+	libsystemd-dev libudev-dev libnl-3-dev libnl-route-3-dev libjson-c-dev libmd-dev
 	dbus dbus-bin libglib2.0-bin systemd
 	kexec-tools iproute2 busybox-static cpio gzip ccache
 	bc bison flex libelf-dev libssl-dev dwarves python3 rsync xz-utils

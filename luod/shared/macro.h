@@ -2,8 +2,10 @@
 #pragma once
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
@@ -47,3 +49,8 @@ static inline void fclosep(FILE **f) {
 #define _cleanup_free_ _cleanup_(freep)
 #define _cleanup_fclose_ _cleanup_(fclosep)
 #define _cleanup_close_ _cleanup_(closep)
+
+/* Two strings equal, or both NULL. */
+static inline bool streq_ptr(const char *a, const char *b) {
+        return a && b ? strcmp(a, b) == 0 : a == b;
+}

@@ -2,7 +2,9 @@
 # each PF alone (enable 32 VFs + bind 2 to vfio-pci), then the four PFs in a
 # serial loop, then from four writers at once (the same work raw, no luod);
 # then luoctl update.  In the second kernel luod restores the four PFs in
-# parallel; figures: its restore phase and its ratios to the three.  The
+# parallel; figures: its restore phase and its ratios to the three; then
+# the VFs are disabled and the four raw writers run again in the second
+# kernel, beside luod (idle): luod's restore over that too.  The
 # serial loop is checked against the sum of its parts, each timed by
 # configure_pf itself in this shell (no subshell), so a helper that set the
 # loop's t0 would fail the check.
@@ -14,6 +16,28 @@ configure_pf() {  # configure_pf PF FILE: enable 32 VFs on PF, bind VFs 0 and 1 
 		tb_bind_vfio "$(basename "$(readlink "/sys/bus/pci/devices/$1/virtfn$i")")" || return 1
 	done
 	tb_elapsed_ms "$t0" "$(tb_us)" >"$2"
+}
+
+# four_writers TAG: the four PFs ($pfs, VFs disabled, autoprobe 0)
+# configured at once by configure_pf, one writer each; the ms to
+# /tmp/four-TAG.
+four_writers() {
+	local t0 pf ms pids=
+	rm -f /tmp/par-failed
+	t0=$(tb_us)
+	for pf in $pfs; do
+		{ configure_pf "$pf" "/tmp/par-$1-$pf" || echo "$pf" >>/tmp/par-failed; } &
+		pids="$pids $!"
+	done
+	# These writers only: in the second kernel luod is a child too.
+	wait $pids
+	ms=$(tb_elapsed_ms "$t0" "$(tb_us)")
+	tb_check "four writers ($1 kernel): every PF configured" test ! -e /tmp/par-failed
+	for pf in $pfs; do
+		tb_check "$pf: 32 VFs (four writers, $1 kernel)" test "$(tb_count_vfs "$pf")" -eq 32
+		tb_check_ge "four writers at once ($1 kernel)" "$ms" "$(cat "/tmp/par-$1-$pf")" "$pf's own part"
+	done
+	echo "$ms" >/tmp/four-$1
 }
 
 stage1() {
@@ -44,16 +68,8 @@ stage1() {
 	# The same work from four writers at once, as luod's restore does it
 	# but without luod: what luod's own cost is measured against.
 	for pf in $pfs; do tb_disable_vfs "$pf" >/dev/null; done
-	rm -f /tmp/par-failed
-	t0=$(tb_us)
-	for pf in $pfs; do { configure_pf "$pf" "/tmp/par-$pf" || echo "$pf" >>/tmp/par-failed; } & done
-	wait
-	parallel=$(tb_elapsed_ms "$t0" "$(tb_us)")
-	tb_check "four writers: every PF configured" test ! -e /tmp/par-failed
-	for pf in $pfs; do
-		tb_check "$pf: 32 VFs (four writers)" test "$(tb_count_vfs "$pf")" -eq 32
-		tb_check_ge "four writers at once" "$parallel" "$(cat "/tmp/par-$pf")" "$pf's own part"
-	done
+	four_writers first
+	parallel=$(cat /tmp/four-first)
 	tb_set_autoprobe 1
 	tb_check "luod starts" tb_start_luod
 	mkdir -p /tmp/carry/luod-tb
@@ -84,5 +100,15 @@ stage2() {
 	tb_figure restore-over-serial "$(awk -v a="$restore" -v b="$serial" 'BEGIN { printf "%.2f", a / b }')" x
 	# luod adds nothing of its own: its restore / the raw four writers <= 1.1
 	tb_figure restore-over-raw-writers "$(awk -v a="$restore" -v b="$parallel" 'BEGIN { printf "%.2f", a / b }')" x
+	# The raw writers again, in this kernel, after the restore (luod
+	# running, idle): the first kernel's figure comes from a kernel that
+	# has run for a while; this one from the kernel luod restored in.
+	pfs=$(tb_pfs)
+	for pf in $pfs; do tb_check "$pf: VFs disabled again" tb_disable_vfs "$pf" >/dev/null; done
+	tb_set_autoprobe 0
+	four_writers second
+	raw2=$(cat /tmp/four-second)
+	tb_figure raw-four-writers-second-kernel "$raw2" ms
+	tb_figure restore-over-raw-writers-second-kernel "$(awk -v a="$restore" -v b="$raw2" 'BEGIN { printf "%.2f", a / b }')" x
 	tb_finish
 }

@@ -5,8 +5,10 @@
 # this kernel received it and waited it out before its first read of an
 # SR-IOV capability (dmesg, this kernel's clock; host-check checks the
 # same across both kernels with the host's), re-enables the VFs, turns the
-# handover off and kexecs again.  Stage 3 checks that nothing was handed
-# over that time: the old kernel waited itself.
+# handover off and kexecs again, the parameter on the next command line.
+# Stage 3 checks that nothing was handed over that time (the old kernel
+# waited itself), and that the parameter from its command line is set
+# with its subtree.
 VFS=8
 
 # dmesg timestamp (s) of the first line containing $1, and the line
@@ -38,6 +40,9 @@ enable_and_kexec() {  # enable_and_kexec HANDOVER(0|1) NEXT_STAGE
 		tb_check "$param cleared: the KHO subtree is removed" test ! -e "$SUBTREE"
 	fi
 	cmdline=$(sed "s/luod_tb\.stage=[0-9]*/luod_tb.stage=$2/" /proc/cmdline)
+	# Stage 3's kernel gets the parameter on its command line: set
+	# before KHO is up, it takes effect at device_initcall.
+	[ "$2" = 3 ] && cmdline="$cmdline pci_iov.kexec_settle_handover=1"
 	# The initramfs, with itself carried along for stage 2's own kexec.
 	[ "$2" = 2 ] && tb_carry_self
 	tb_check "initramfs for the next kernel" tb_carry_initrd
@@ -86,6 +91,9 @@ stage2() {
 stage3() {
 	local pf
 	tb_figure stage3-uptime-at-init "$(awk -v u="$TB_UPTIME0" 'BEGIN { printf "%.0f", u * 1000 }')" ms
+	tb_check "pci_iov.kexec_settle_handover=1 on the command line: reads Y" \
+		grep -qx Y /sys/module/pci_iov/parameters/kexec_settle_handover
+	tb_check "... and its KHO subtree was added at boot" test -e "$SUBTREE"
 	tb_check "nothing handed over with the handover off" \
 		sh -c '! dmesg | grep -q -e "cleared VF Enable at kexec, " -e "of the settle handed over"'
 	for pf in $(tb_pfs); do

@@ -18,7 +18,7 @@ PKGS=(
 	kmod libkmod-dev file libarchive-dev e2fsprogs udev
 	clang libclang-rt-14-dev
 	mmdebstrap debhelper dpkg-dev fakeroot lintian
-	linux-perf
+	linux-perf acpica-tools
 )
 BACKPORTS_PKGS=(qemu-system-x86)
 QEMU_MIN_MAJOR=10

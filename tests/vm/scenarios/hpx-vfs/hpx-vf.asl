@@ -1,10 +1,11 @@
 /*
  * An _HPX on the host bridge (\_SB.PCI0) with one Type 3 record (ACPI 6.3,
  * 6.2.9.4) for SR-IOV virtual functions only: in every PCIe endpoint VF,
- * set the Interrupt Line register (config space offset 0x3c, a read-write
- * scratch byte that nothing else writes in a VF without INTx) to 0x5a.
- * Linux evaluates _HPX for each device it adds, from the device's bus up
- * to the root bridge (pci_acpi_program_hp_params()).
+ * set the Interrupt Line register (config space offset 0x3c: in QEMU a
+ * read-write byte that nothing else writes in a VF without INTx; real
+ * VFs may hardwire it) to 0x5a.  Linux searches for _HPX from a device's
+ * bus up to the root bridge (pci_acpi_program_hp_params()); with
+ * kernel/patches/7-vf-acpi/0001 once per SR-IOV enable for all its VFs.
  */
 DefinitionBlock ("", "SSDT", 2, "LUOD", "HPXVF", 1)
 {

@@ -12,10 +12,13 @@
 #  - the two devices behind the PCIe-to-PCI bridge are in the bridge's
 #    group (DMA aliased to the bridge's requester ID);
 #  - every PCI device has a group;
-#  - no kernel report (WARNING, BUG, lockdep, ...) at the end.
-# Fails on a kernel whose group search misses a same-slot function (the
-# chipset's functions split into groups of one) or finds one that is not
-# there (a VF or an igb PF put into another device's group).  Linux 7.3
+#  - 00:1f.0 removed and rescanned while two nvme PFs add their VFs: it
+#    is back in the group of 00:1f.2 and 00:1f.3 (its search must find a
+#    function other than 0), every VF alone;
+#  - no kernel report (WARNING, BUG, lockdep, ...) since boot.
+# Fails on a kernel whose slot search misses function 0 (00:1f.0 alone at
+# boot) or looks only at function 0 (00:1f.0 alone after its rescan), or
+# that puts a VF or an igb PF into another device's group.  Linux 7.3
 # passes: the expectations are its groups.
 D=/sys/bus/pci/devices
 
@@ -53,7 +56,7 @@ check_groups() {  # check_groups WHEN
 }
 
 stage1() {
-	local pf n p g pids
+	local pf n p g pids vfs
 	IGBS=$(tb_pfs_of_kind igb | tr '\n' ' ')
 	NVMES=$(tb_pfs_of_kind nvme | tr '\n' ' ')
 	TDEVS=$(for b in $(ls $D); do [ "$(cat $D/$b/vendor):$(cat $D/$b/device)" = 0x1b36:0x0005 ] && echo $b; done | tr '\n' ' ')
@@ -64,7 +67,6 @@ stage1() {
 		test -e $D/0000:00:1f.0 -a -e $D/0000:00:1f.2 -a -e $D/0000:00:1f.3
 	[ "$TB_FAILED" -eq 0 ] || { tb_finish; return; }
 	tb_set_autoprobe 0
-	dmesg -c >/dev/null
 
 	# all four PFs at once
 	pids=
@@ -84,9 +86,32 @@ stage1() {
 	# PF after PF
 	for pf in $IGBS $NVMES; do
 		echo "$(cat $D/$pf/sriov_totalvfs)" >$D/$pf/sriov_numvfs || tb_check "serial: $pf's sriov_numvfs write" false
+		tb_check "serial: $pf has all its VFs" test "$(tb_count_vfs "$pf")" -eq "$(cat $D/$pf/sriov_totalvfs)"
 	done
 	check_groups serial
 	for pf in $IGBS $NVMES; do echo 0 >$D/$pf/sriov_numvfs; done
+
+	# 00:1f.0 removed, then found again by a rescan while the nvme PFs add
+	# their VFs: its group search runs while others run and must find
+	# 00:1f.2's group (a function other than 0)
+	echo 1 >$D/0000:00:1f.0/remove
+	tb_check "00:1f.0 removed" test ! -e $D/0000:00:1f.0
+	pids=
+	for pf in $NVMES; do
+		echo "$(cat $D/$pf/sriov_totalvfs)" >$D/$pf/sriov_numvfs &
+		pids="$pids $!"
+	done
+	echo 1 >/sys/bus/pci/rescan
+	for p in $pids; do wait "$p" || tb_check "rescan: a concurrent sriov_numvfs write (pid $p)" false; done
+	tb_check "rescan: 00:1f.0 is back" test -e $D/0000:00:1f.0
+	check_together "rescan: q35 chipset functions" 0000:00:1f.0 0000:00:1f.2 0000:00:1f.3
+	vfs=
+	for pf in $NVMES; do
+		tb_check "rescan: $pf has all its VFs" test "$(tb_count_vfs "$pf")" -eq "$(cat $D/$pf/sriov_totalvfs)"
+		vfs="$vfs $(tb_vfs "$pf")"
+	done
+	check_alone "rescan: VFs of the nvme PFs" $vfs
+	for pf in $NVMES; do echo 0 >$D/$pf/sriov_numvfs; done
 
 	dmesg >/tmp/kmsg.all
 	tb_check "no kernel report" sh -c "! grep -Eq '$TB_KMSG_REPORT' /tmp/kmsg.all"

@@ -18,7 +18,7 @@ BINDS=$(tb_arg binds || echo 8)
 D=/sys/bus/pci/devices
 # lock_stat's class names (the lock's expression at its init); a class is
 # matched by this prefix (the staged mutexes are one class).
-LOCKS='&root->kernfs_rwsem pci_rescan_remove_lock pci_bridge_d3_lock pci_virtfn_bus_lock &vfio.group_lock iommu_probe_device_lock device_hotplug_lock uevent_sock_mutex dpm_list_mtx gdp_mutex pci_bus_sem &kernfs_locks->staged_mutex kernfs_satellite_lock'
+LOCKS='&root->kernfs_rwsem &group->mutex pci_rescan_remove_lock pci_bridge_d3_lock pci_virtfn_bus_lock &vfio.group_lock iommu_probe_device_lock device_hotplug_lock uevent_sock_mutex dpm_list_mtx gdp_mutex pci_bus_sem &kernfs_locks->staged_mutex kernfs_satellite_lock'
 
 # Prints "<class> <acquisitions> <contentions> <waittime-total> <holdtime-total>"
 # for every class line of /proc/lock_stat (13 fields: name: and the 12

@@ -1,18 +1,47 @@
 # SR-IOV enable of 4 nvme PFs x 127 VFs (sriov_drivers_autoprobe 0),
-# guest CLOCK_MONOTONIC ms and the writer's CPU time (utime + stime of the
-# process that writes sriov_numvfs, in which the kernel adds the VFs;
-# 10 ms ticks), ROUNDS rounds (luod_tb.rounds, default 2), figures per
-# round and their median over rounds (bench/sriov-parallel/run):
+# guest CLOCK_MONOTONIC ms and the writer's CPU time (the process that
+# writes sriov_numvfs, in which the kernel adds the VFs), ROUNDS rounds
+# (luod_tb.rounds, default 2), figures per round and their median over
+# rounds (bench/sriov-parallel/run):
 #
 #   alone-PF        each PF enabled by itself, nothing else running
 #   serial          the four PF after PF from one shell
 #   parallel        the four from four writers at once
 #   bound           max(slowest PF alone, sum of the four PFs' CPU time / 2
 #                   vCPUs): no schedule of the four enables on 2 vCPUs can
-#                   finish sooner
-#   serial-cpu, parallel-cpu: the four writers' CPU time summed, in each mode
-#                   (more CPU for the same work in parallel: spinning or
-#                   contention)
+#                   finish sooner (CPU time in 10 ms ticks, utime + stime)
+#   bound-settle    max(slowest PF alone, settle + the four PFs' CPU after
+#                   their settle / vCPUs): every enable first sleeps TB_ENABLE_MIN_MS (the
+#                   kernel's msleep(100) after VF Enable, before any VF is
+#                   added), so when four writers start together no VF work
+#                   can run before that sleep ends, and what each writer
+#                   does after it (its CPU alone minus at most the CPU of a
+#                   one-VF enable, which bounds the work before the sleep)
+#                   must fit on the vCPUs after it.  A lower bound for four
+#                   writers started at once (as here), tighter than bound
+#                   whenever the settle exceeds the one-VF CPU it
+#                   subtracts; CPU from se.sum_exec_runtime
+#                   (/proc/self/sched, ns)
+#   bound-settle-sys the same with the CPU of the whole guest during the
+#                   serial run (/proc/stat: kernel threads' work for the
+#                   enables too) instead of the writers' own: tighter, but
+#                   it also counts whatever else ran (informational)
+#   one-vf-cpu      the largest writer CPU of a one-VF enable over the PFs
+#   *-exec          the writers' CPU summed, se.sum_exec_runtime (ms)
+#   serial-cpu, parallel-cpu: the same in 10 ms ticks (utime + stime)
+#   *-sys-busy, *-sys-idle: vCPU-ms the whole guest spent busy / idle in
+#                   that run (/proc/stat, all vCPUs), busy split into
+#                   *-sys-user, *-sys-system and *-sys-irq (hard and soft
+#                   interrupts); serial-null-sys-busy: the same four
+#                   subshells writing to /dev/null, what the bench's own
+#                   forks cost in a serial run; parallel-idle-beyond-
+#                   settle: parallel-sys-idle minus vCPUs x settle, the
+#                   idle vCPU time a better kernel could have used
+#   parallel-tail   the slowest writer's wall time minus the fastest's
+#                   (they start together): how long fewer than four ran
+#   parallel-vcsw, parallel-ivcsw: the four writers' voluntary (blocked:
+#                   sleeps, lock waits) and involuntary (preempted) context
+#                   switches summed
 #   bind-serial, bind-parallel: BIND VFs of each PF (luod_tb.bind, default
 #                   16) bound to vfio-pci, PF after PF vs one binder per PF
 #                   at once, after the enable
@@ -23,7 +52,8 @@
 #
 # Lower bounds checked (a figure below them is a measuring bug, it fails):
 # every enable >= 100 ms (the kernel's msleep(100)); serial >= the sum of
-# its four parts; parallel >= each of its own writes.
+# its four parts; parallel >= each of its own writes; every writer's exec
+# CPU <= its wall time.
 N=127
 ROUNDS=$(tb_arg rounds || echo 2)
 BIND=$(tb_arg bind || echo 16)
@@ -33,20 +63,78 @@ NCPU=$(grep -c ^processor /proc/cpuinfo)
 # ticks STAT: utime + stime in ms from a /proc/PID/stat line (fields 14
 # and 15; USER_HZ is 100 on x86, 10 ms a tick).
 ticks() { echo "$1" | awk '{ sub(/^.*\) /, ""); split($0, f, " "); print (f[12] + f[13]) * 10 }'; }
-# enable PF N OUT: writes N to PF's sriov_numvfs from a subshell; OUT gets
-# "wall_ms cpu_ms", the CPU time that subshell spent in the write (the
-# kernel adds the VFs in the writer's context).  busybox's read and echo are
-# builtins, so /proc/self is the subshell and the write is its own.
+# sched_to FILE: "sum_exec_runtime_ms nr_voluntary_switches
+# nr_involuntary_switches" of this shell process into FILE, from
+# /proc/self/sched (the scheduler's own clock, ns, not ticks).  Builtins
+# only, so /proc/self is the shell that calls it.
+sched_to() {
+	local k c v ex=- vs=- is=-
+	while read -r k c v; do
+		case $k in
+		se.sum_exec_runtime) ex=$v ;;
+		nr_voluntary_switches) vs=$v ;;
+		nr_involuntary_switches) is=$v ;;
+		esac
+	done </proc/self/sched
+	echo "$ex $vs $is" >"$1"
+}
+# cpustat_to FILE: "busy_ms idle_ms user_ms system_ms irq_ms" of the whole
+# guest, all vCPUs summed, from /proc/stat's cpu line (user nice system
+# idle iowait irq softirq steal, USER_HZ ticks; irq_ms is irq + softirq,
+# which tick accounting charges there, not to the task it interrupted):
+# builtins only.
+cpustat_to() {
+	local c u n s i w q sq st rest
+	read -r c u n s i w q sq st rest </proc/stat
+	echo "$(( (u + n + s + q + sq + st) * 10 )) $(( (i + w) * 10 )) $(( (u + n) * 10 )) $(( s * 10 ))" \
+		"$(( (q + sq) * 10 ))" >"$1"
+}
+# clock_to FILE: CLOCK_MONOTONIC ns into FILE, from the "now at N nsecs"
+# line of /proc/timer_list's header (ktime_get()): builtins only, so the
+# writers and the windows around them fork nothing to read the clock
+# (tb_us runs tb-clock, a fork and exec that costs ~10 ms of guest CPU
+# under TCG).
+clock_to() {
+	local l
+	while read -r l; do
+		case $l in
+		"now at "*) l=${l#now at }; echo "${l% nsecs}" >"$1"; return 0 ;;
+		esac
+	done </proc/timer_list
+	return 1
+}
+# ms_between A B: ms from clock_to file A to clock_to file B
+ms_between() { cat "$1" "$2" | awk 'NR == 1 { a = $1 } NR == 2 { printf "%.1f", ($1 - a) / 1e6 }'; }
+# enable PF N OUT: writes N to PF's sriov_numvfs from a subshell, leaving
+# raw readings in OUT.* for result (below): /proc/self/stat and
+# /proc/self/sched before and after the write and the clock around it.
+# The kernel adds the VFs in the writer's context; busybox's read, echo and
+# the sched_to loop are builtins, so /proc/self is the subshell and the
+# write is its own, the clock and CPU readings are builtins too
+# (clock_to, sched_to), and nothing else runs in the subshell, so four
+# writers at once compete with nothing of the bench's but their forks.
 enable() {
-	local s0 s1 t0 t1
 	(
+		local s0 s1
+		clock_to "$3.c0"
 		read -r s0 </proc/self/stat
-		t0=$(tb_us)
+		sched_to "$3.s0"
 		echo "$2" >"$D/$1/sriov_numvfs" || exit 1
-		t1=$(tb_us)
+		sched_to "$3.s1"
 		read -r s1 </proc/self/stat
-		echo "$(tb_elapsed_ms "$t0" "$t1") $(( $(ticks "$s1") - $(ticks "$s0") ))" >"$3"
+		clock_to "$3.c1"
+		echo "$s0" >"$3.p0"
+		echo "$s1" >"$3.p1"
 	)
+}
+# result OUT: from enable's readings, OUT gets "wall_ms cpu_ms exec_ms vcsw
+# ivcsw": the write's wall time, the writer's CPU in it in ticks (utime +
+# stime) and in se.sum_exec_runtime ms, and its voluntary and involuntary
+# context switches.
+result() {
+	echo "$(ms_between "$1.c0" "$1.c1") $(( $(ticks "$(cat "$1.p1")") - $(ticks "$(cat "$1.p0")") ))" \
+		"$(cat "$1.s0" "$1.s1" | awk 'NR == 1 { e = $1; v = $2; i = $3 }
+			NR == 2 { printf "%.1f %d %d", $1 - e, $2 - v, $3 - i }')" >"$1"
 }
 disable_all() {
 	local pf
@@ -67,6 +155,21 @@ unbind_all() {
 }
 f1() { cut -d' ' -f1 "$1"; }
 f2() { cut -d' ' -f2 "$1"; }
+f3() { cut -d' ' -f3 "$1"; }
+# sumf K FILE...: sum of field K over the files; maxf K FILE...: largest
+sumf() { local k=$1; shift; cat "$@" | awk -v k="$k" '{ s += $k } END { printf "%.1f", s }'; }
+maxf() { local k=$1; shift; cat "$@" | awk -v k="$k" 'NR == 1 || $k + 0 > m { m = $k + 0 } END { printf "%.1f", m }'; }
+# cpudiff A B FIELD: field FIELD (1 busy, 2 idle) of cpustat B minus A, ms
+cpudiff() { cat "$1" "$2" | awk -v k="$3" 'NR == 1 { a = $k } NR == 2 { print $k - a }'; }
+# check_exec WHAT FILE: the writer's exec CPU is <= its wall time, and
+# agrees with its tick-sampled CPU within 40 ms or 40% (two independent
+# clocks of the same process; a disagreement is a measuring bug)
+check_exec() {
+	tb_check "$1: writer CPU $(f3 "$2") ms <= wall $(f1 "$2") ms and ~ $(f2 "$2") ms in ticks" \
+		awk -v c="$(f3 "$2")" -v w="$(f1 "$2")" -v t="$(f2 "$2")" 'BEGIN {
+			d = c - t; if (d < 0) d = -d
+			exit !(c != "-" && c + 0 <= w + 0.5 && (d <= 40 || d <= 0.4 * c)) }'
+}
 max() { awk -v a="$1" -v b="$2" 'BEGIN { print (b + 0 > a + 0) ? b : a }'; }
 
 # What two vCPUs give this bed at all, kernel and user code: one job alone
@@ -97,34 +200,86 @@ stage1() {
 	echo "4 PFs x $N VFs, $NCPU vCPUs, $ROUNDS rounds, $BIND vfio-pci binds per PF" | tb_info
 	r=1
 	while [ "$r" -le "$ROUNDS" ]; do
+		# one VF of each PF alone: its writer CPU bounds what an enable does
+		# before the settle sleep (bound-settle)
+		for pf in $pfs; do
+			enable "$pf" 1 /tmp/one-$pf || tb_check "round $r: $pf: writing 1 to sriov_numvfs" false
+			result /tmp/one-$pf
+			echo 0 >"$D/$pf/sriov_numvfs"
+		done
+		onecpu=$(maxf 3 $(for pf in $pfs; do echo /tmp/one-$pf; done))
+		tb_figure "r$r-one-vf-cpu-ms" "$onecpu" ms
+
 		# each PF alone
 		slowest=0 cpusum=0
 		for pf in $pfs; do
 			enable "$pf" $N /tmp/alone-$pf || tb_check "round $r: $pf alone: writing $N to sriov_numvfs" false
+			result /tmp/alone-$pf
 			tb_check "round $r: $pf alone: $N VFs" test "$(tb_count_vfs "$pf")" -eq $N
 			tb_check_ge "round $r: $pf alone" "$(f1 /tmp/alone-$pf)" $TB_ENABLE_MIN_MS "the kernel's msleep(100)"
+			check_exec "round $r: $pf alone" /tmp/alone-$pf
 			tb_figure "r$r-alone-$pf-ms" "$(f1 /tmp/alone-$pf)" ms
 			tb_figure "r$r-alone-$pf-cpu-ms" "$(f2 /tmp/alone-$pf)" ms
+			tb_figure "r$r-alone-$pf-exec-ms" "$(f3 /tmp/alone-$pf)" ms
 			slowest=$(max "$slowest" "$(f1 /tmp/alone-$pf)")
 			cpusum=$((cpusum + $(f2 /tmp/alone-$pf)))
 			echo 0 >"$D/$pf/sriov_numvfs"
 		done
+		alonefiles=$(for pf in $pfs; do echo /tmp/alone-$pf; done)
+		execsum=$(sumf 3 $alonefiles)
 		bound=$(max "$slowest" "$(awk -v c="$cpusum" -v n="$NCPU" 'BEGIN { printf "%.1f", c / n }')")
+		bsettle=$(max "$slowest" "$(awk -v s="$TB_ENABLE_MIN_MS" -v c="$execsum" -v o="$onecpu" -v n="$NCPU" \
+			'BEGIN { w = c - 4 * o; if (w < 0) w = 0; printf "%.1f", s + w / n }')")
 		tb_figure "r$r-slowest-alone-ms" "$slowest" ms
 		tb_figure "r$r-cpu-sum-ms" "$cpusum" ms
+		tb_figure "r$r-exec-sum-ms" "$execsum" ms
 		tb_figure "r$r-bound-ms" "$bound" ms
+		tb_figure "r$r-bound-settle-ms" "$bsettle" ms
 
 		# PF after PF
-		t0=$(tb_us) parts=
+		# (nothing but the four writes between the two /proc/stat reads)
+		cpustat_to /tmp/st-ser0
+		clock_to /tmp/ser-c0
 		for pf in $pfs; do
 			enable "$pf" $N /tmp/ser-$pf || tb_check "round $r: serial: $pf's write" false
-			parts="$parts $(f1 /tmp/ser-$pf)"
 		done
-		serial=$(tb_elapsed_ms "$t0" "$(tb_us)")
+		clock_to /tmp/ser-c1
+		cpustat_to /tmp/st-ser1
+		serial=$(ms_between /tmp/ser-c0 /tmp/ser-c1)
+		for pf in $pfs; do result /tmp/ser-$pf; done
+		parts=$(for pf in $pfs; do f1 /tmp/ser-$pf; done)
 		tb_check_serial "round $r: 4x$N PF after PF" "$serial" $parts
 		tb_figure "r$r-serial-ms" "$serial" ms
-		c=0; for pf in $pfs; do c=$((c + $(f2 /tmp/ser-$pf))); done
+		c=0; for pf in $pfs; do c=$((c + $(f2 /tmp/ser-$pf))); check_exec "round $r: serial $pf" /tmp/ser-$pf; done
 		tb_figure "r$r-serial-cpu-ms" "$c" ms
+		tb_figure "r$r-serial-exec-ms" "$(sumf 3 $(for pf in $pfs; do echo /tmp/ser-$pf; done))" ms
+		serbusy=$(cpudiff /tmp/st-ser0 /tmp/st-ser1 1)
+		tb_figure "r$r-serial-sys-busy-ms" "$serbusy" ms
+		tb_figure "r$r-serial-sys-idle-ms" "$(cpudiff /tmp/st-ser0 /tmp/st-ser1 2)" ms
+		tb_figure "r$r-bound-settle-sys-ms" "$(max "$slowest" "$(awk -v s="$TB_ENABLE_MIN_MS" -v c="$serbusy" -v o="$onecpu" -v n="$NCPU" \
+			'BEGIN { w = c - 4 * o; if (w < 0) w = 0; printf "%.1f", s + w / n }')")" ms
+		# the same four subshells writing to /dev/null instead: what the
+		# bench itself costs the guest in a serial run (forks, tb-clock)
+		cpustat_to /tmp/st-nul0
+		for pf in $pfs; do
+			(
+				local s0 s1
+				clock_to "/tmp/nul-$pf.c0"
+				read -r s0 </proc/self/stat
+				sched_to "/tmp/nul-$pf.s0"
+				echo $N >/dev/null
+				sched_to "/tmp/nul-$pf.s1"
+				read -r s1 </proc/self/stat
+				clock_to "/tmp/nul-$pf.c1"
+				echo "$s0" >"/tmp/nul-$pf.p0"
+				echo "$s1" >"/tmp/nul-$pf.p1"
+			)
+		done
+		cpustat_to /tmp/st-nul1
+		tb_figure "r$r-serial-null-sys-busy-ms" "$(cpudiff /tmp/st-nul0 /tmp/st-nul1 1)" ms
+		for k in 3 4 5; do
+			tb_figure "r$r-serial-sys-$(echo x x user system irq | cut -d' ' -f$k)-ms" "$(cpudiff /tmp/st-ser0 /tmp/st-ser1 $k)" ms
+		done
 		t0=$(tb_us)
 		for pf in $pfs; do bind_pf "$pf" || tb_check "round $r: serial binds of $pf" false; done
 		tb_figure "r$r-bind-serial-ms" "$(tb_elapsed_ms "$t0" "$(tb_us)")" ms
@@ -132,18 +287,34 @@ stage1() {
 		disable_all || tb_check "round $r: disable after serial" false
 
 		# four writers at once
-		t0=$(tb_us)
+		cpustat_to /tmp/st-par0
+		clock_to /tmp/par-c0
 		for pf in $pfs; do enable "$pf" $N /tmp/par-$pf & done
 		wait
-		parallel=$(tb_elapsed_ms "$t0" "$(tb_us)")
+		clock_to /tmp/par-c1
+		cpustat_to /tmp/st-par1
+		parallel=$(ms_between /tmp/par-c0 /tmp/par-c1)
+		for pf in $pfs; do result /tmp/par-$pf; done
 		for pf in $pfs; do
 			tb_check "round $r: parallel: $pf has $N VFs" test "$(tb_count_vfs "$pf")" -eq $N
 			tb_check_ge "round $r: 4 writers at once" "$parallel" "$(f1 /tmp/par-$pf)" "$pf's write, part of it"
 			tb_check_ge "round $r: $pf's write among four" "$(f1 /tmp/par-$pf)" $TB_ENABLE_MIN_MS "the kernel's msleep(100)"
 		done
 		tb_figure "r$r-parallel-ms" "$parallel" ms
-		c=0; for pf in $pfs; do c=$((c + $(f2 /tmp/par-$pf))); done
+		c=0; for pf in $pfs; do c=$((c + $(f2 /tmp/par-$pf))); check_exec "round $r: parallel $pf" /tmp/par-$pf; done
 		tb_figure "r$r-parallel-cpu-ms" "$c" ms
+		parfiles=$(for pf in $pfs; do echo /tmp/par-$pf; done)
+		tb_figure "r$r-parallel-exec-ms" "$(sumf 3 $parfiles)" ms
+		tb_figure "r$r-parallel-tail-ms" "$(cat $parfiles | awk 'NR == 1 || $1 < lo { lo = $1 } $1 > hi { hi = $1 } END { printf "%.1f", hi - lo }')" ms
+		tb_figure "r$r-parallel-vcsw" "$(sumf 4 $parfiles)" n
+		tb_figure "r$r-parallel-ivcsw" "$(sumf 5 $parfiles)" n
+		paridle=$(cpudiff /tmp/st-par0 /tmp/st-par1 2)
+		tb_figure "r$r-parallel-sys-busy-ms" "$(cpudiff /tmp/st-par0 /tmp/st-par1 1)" ms
+		tb_figure "r$r-parallel-sys-idle-ms" "$paridle" ms
+		for k in 3 4 5; do
+			tb_figure "r$r-parallel-sys-$(echo x x user system irq | cut -d' ' -f$k)-ms" "$(cpudiff /tmp/st-par0 /tmp/st-par1 $k)" ms
+		done
+		tb_figure "r$r-parallel-idle-beyond-settle-ms" "$((paridle - NCPU * TB_ENABLE_MIN_MS))" ms
 		t0=$(tb_us)
 		for pf in $pfs; do bind_pf "$pf" >/tmp/bind-$pf 2>&1 & done
 		wait
@@ -157,6 +328,7 @@ stage1() {
 		disable_all || tb_check "round $r: disable after parallel" false
 		tb_figure "r$r-parallel-over-serial" "$(awk -v p="$parallel" -v s="$serial" 'BEGIN { printf "%.3f", p / s }')" x
 		tb_figure "r$r-parallel-over-bound" "$(awk -v p="$parallel" -v b="$bound" 'BEGIN { printf "%.3f", p / b }')" x
+		tb_figure "r$r-parallel-over-bound-settle" "$(awk -v p="$parallel" -v b="$bsettle" 'BEGIN { printf "%.3f", p / b }')" x
 		r=$((r + 1))
 	done
 	tb_finish

@@ -62,8 +62,8 @@
 #
 # Lower bounds checked (a figure below them is a measuring bug, it fails):
 # every enable >= 100 ms (the kernel's msleep(100)); serial >= the sum of
-# its four parts; parallel >= each of its own writes; every writer's exec
-# CPU <= its wall time.
+# its four parts; parallel >= each of its own writes and >= bound-settle;
+# every writer's exec CPU > 0 and <= its wall time.
 N=127
 ROUNDS=$(tb_arg rounds || echo 2)
 BIND=$(tb_arg bind || echo 16)
@@ -124,13 +124,16 @@ ms_between() { cat "$1" "$2" | awk 'NR == 1 { a = $1 } NR == 2 { if ($1 == "-") 
 # (clock_to, sched_to): four writers at once compete with nothing of the
 # bench's but their forks and those readings.  A failed write leaves "-"
 # as its end time, so result gives no wall time for it.
-enable() {
+enable() { timed_write "$D/$1/sriov_numvfs" "$2" "$3"; }
+# timed_write FILE VALUE OUT: enable's subshell for any FILE (the null run
+# writes to /dev/null)
+timed_write() {
 	(
 		local s0 s1
 		clock_to "$3.c0"
 		read -r s0 </proc/self/stat
 		sched_to "$3.s0"
-		echo "$2" >"$D/$1/sriov_numvfs" || { echo - >"$3.c1"; exit 1; }
+		echo "$2" >"$1" || { echo - >"$3.c1"; exit 1; }
 		sched_to "$3.s1"
 		read -r s1 </proc/self/stat
 		clock_to "$3.c1"
@@ -278,20 +281,7 @@ stage1() {
 		# the same four subshells writing to /dev/null instead: what the
 		# bench itself costs the guest in a serial run (forks, readings)
 		cpustat_to /tmp/st-nul0
-		for pf in $pfs; do
-			(
-				local s0 s1
-				clock_to "/tmp/nul-$pf.c0"
-				read -r s0 </proc/self/stat
-				sched_to "/tmp/nul-$pf.s0"
-				echo $N >/dev/null
-				sched_to "/tmp/nul-$pf.s1"
-				read -r s1 </proc/self/stat
-				clock_to "/tmp/nul-$pf.c1"
-				echo "$s0" >"/tmp/nul-$pf.p0"
-				echo "$s1" >"/tmp/nul-$pf.p1"
-			)
-		done
+		for pf in $pfs; do timed_write /dev/null $N /tmp/nul-$pf; done
 		cpustat_to /tmp/st-nul1
 		tb_figure "r$r-serial-null-sys-busy-ms" "$(cpudiff /tmp/st-nul0 /tmp/st-nul1 1)" ms
 		for k in 3 4 5; do
@@ -317,6 +307,7 @@ stage1() {
 			tb_check_ge "round $r: 4 writers at once" "$parallel" "$(f1 /tmp/par-$pf)" "$pf's write, part of it"
 			tb_check_ge "round $r: $pf's write among four" "$(f1 /tmp/par-$pf)" $TB_ENABLE_MIN_MS "the kernel's msleep(100)"
 		done
+		tb_check_ge "round $r: 4 writers at once" "$parallel" "$bsettle" "bound-settle: the settle and the writers' CPU on $NCPU vCPUs"
 		tb_figure "r$r-parallel-ms" "$parallel" ms
 		c=0; for pf in $pfs; do c=$((c + $(f2 /tmp/par-$pf))); check_exec "round $r: parallel $pf" /tmp/par-$pf; done
 		tb_figure "r$r-parallel-cpu-ms" "$c" ms

@@ -5,6 +5,9 @@
 #   LUOD-TB: CHECK ok|FAIL <what>       one assertion
 #   LUOD-TB: FIGURE <name> <value> <unit>
 #   LUOD-TB: HOSTMARK <name>            the host stamps its own clock
+#   LUOD-TB: HOSTSAMPLE begin|end <name> <guest readings>
+#                                       the host reads QEMU's threads' CPU
+#                                       time (tb_hostsample)
 #   LUOD-TB: INFO <text>                shown on the host's terminal too
 #   LUOD-TB: RESULT PASS|FAIL <why>     the scenario's verdict (last stage)
 
@@ -98,6 +101,32 @@ tb_run_stage() {
 # 10 ms steps); intervals within one kernel only.
 tb_us() { tb-clock us; }
 tb_elapsed_ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) / 1000 }'; }
+
+# tb_hostsample begin|end NAME: the host's view of a window of the guest's:
+# the line carries the guest's CLOCK_MONOTONIC ns (/proc/timer_list) and
+# each vCPU's busy and idle ms (/proc/stat cpuN: user nice system irq
+# softirq steal, and idle iowait; 10 ms ticks), read with builtins; the
+# host then reads every QEMU thread's host CPU and runqueue time, and with
+# the hardware's `host-profile on` QEMU's JIT counters and lock profile
+# (tests/vm/run: OUT/hostsamples, OUT/qsp-NAME.txt; tests/vm/hostsamples
+# makes figures of them).  The guest sleeps 300 ms after the line, idle,
+# so the host's reading, taken when the line arrives, falls in a window
+# where no guest work runs: begin before the work, end after it.
+tb_hostsample() {
+	local l c u n s i w q sq st rest now= cpus=
+	while read -r l; do
+		case $l in "now at "*) l=${l#now at }; now=${l% nsecs}; break ;; esac
+	done </proc/timer_list
+	while read -r c u n s i w q sq st rest; do
+		case $c in
+		cpu[0-9]*) cpus="$cpus ${c#cpu} $(( (u + n + s + q + sq + st) * 10 )) $(( (i + w) * 10 ))" ;;
+		cpu) ;;
+		*) break ;;
+		esac
+	done </proc/stat
+	tb_say "HOSTSAMPLE $1 $2 $now$cpus"
+	sleep 0.3
+}
 
 # TSC rate in kHz, as the kernel calibrated it (dmesg).
 tb_tsc_khz() {

@@ -56,14 +56,30 @@
 #                   16) bound to vfio-pci, PF after PF vs one binder per PF
 #                   at once, after the enable
 #
+#   pw-thread, pw-process: the four enables from tb-pwrite's writers
+#                   started at one barrier, as threads of one process
+#                   (a writer following another on a vCPU loads no page
+#                   table) and as processes: wall (-ms), summed writer CPU
+#                   (-exec-ms, CLOCK_THREAD_CPUTIME_ID), context switches;
+#                   pw-process-exec-over-thread-exec is what switching
+#                   address spaces costs the same kernel work here
 #   calib-*         one CPU-bound job alone vs two at once (user code; and
 #                   kernel code: tmpfs mkdir/rmdir), once per boot: what
-#                   2 vCPUs give in this bed at all (2.0 = no gain)
+#                   2 vCPUs give in this bed at all (2.0 = no gain); and
+#                   calib-switch-thread-us / -process-us: one context
+#                   switch without / with an address-space switch
+#   serial-vcsw, serial-ivcsw: the four writers' context switches in the
+#                   serial run
+#   parallel-extra-exec-ms: the four writers' CPU in the parallel run
+#                   minus in the serial run; parallel-extra-switch-est-ms:
+#                   their extra context switches x calib-switch-process-us
+#                   (how much of that CPU switching alone would explain)
 #
 # Lower bounds checked (a figure below them is a measuring bug, it fails):
 # every enable >= 100 ms (the kernel's msleep(100)); serial >= the sum of
 # its four parts; parallel >= each of its own writes and >= bound-settle;
-# every writer's exec CPU > 0 and <= its wall time.
+# every writer's exec CPU > 0 and <= its wall time; tb-pwrite's runs >=
+# bound-settle.
 N=127
 ROUNDS=$(tb_arg rounds || echo 2)
 BIND=$(tb_arg bind || echo 16)
@@ -194,8 +210,18 @@ job_kernel() {
 	mkdir -p "/tmp/calib-$1"
 	while [ $i -lt 2000 ]; do mkdir "/tmp/calib-$1/d" && rmdir "/tmp/calib-$1/d"; i=$((i + 1)); done
 }
+# calib-switch-{thread,process}-us: one context switch between two tasks
+# pinned to one vCPU (tb-switch: a pipe ping-pong), threads of one process
+# vs two processes (each switch loads another page table); under TCG the
+# second may cost far more than on hardware.  SWITCH_US keeps the process
+# figure for the switch estimate of each round.
 calibrate() {
 	local k t0 one two
+	for k in thread process; do
+		tb-switch "$k" 2000 >/tmp/switch-$k || tb_check "tb-switch $k runs" false
+		tb_figure "calib-switch-$k-us" "$(cut -d' ' -f3 /tmp/switch-$k)" us
+	done
+	SWITCH_US=$(cut -d' ' -f3 /tmp/switch-process)
 	for k in user kernel; do
 		t0=$(tb_us); job_$k a; one=$(tb_elapsed_ms "$t0" "$(tb_us)")
 		t0=$(tb_us); job_$k a & job_$k b & wait; two=$(tb_elapsed_ms "$t0" "$(tb_us)")
@@ -224,9 +250,12 @@ stage1() {
 		tb_figure "r$r-one-vf-cpu-ms" "$onecpu" ms
 
 		# each PF alone
-		slowest=0 cpusum=0
+		slowest=0 cpusum=0 i=0
 		for pf in $pfs; do
+			i=$((i + 1))
+			tb_hostsample begin r$r-alone-$i
 			enable "$pf" $N /tmp/alone-$pf || tb_check "round $r: $pf alone: writing $N to sriov_numvfs" false
+			tb_hostsample end r$r-alone-$i
 			result /tmp/alone-$pf
 			tb_check "round $r: $pf alone: $N VFs" test "$(tb_count_vfs "$pf")" -eq $N
 			tb_check_ge "round $r: $pf alone" "$(f1 /tmp/alone-$pf)" $TB_ENABLE_MIN_MS "the kernel's msleep(100)"
@@ -249,6 +278,7 @@ stage1() {
 		# PF after PF
 		# (the four writers' forks, reads and writes between the two
 		# /proc/stat reads)
+		tb_hostsample begin r$r-serial
 		cpustat_to /tmp/st-ser0
 		clock_to /tmp/ser-c0
 		for pf in $pfs; do
@@ -256,6 +286,7 @@ stage1() {
 		done
 		clock_to /tmp/ser-c1
 		cpustat_to /tmp/st-ser1
+		tb_hostsample end r$r-serial
 		serial=$(ms_between /tmp/ser-c0 /tmp/ser-c1)
 		for pf in $pfs; do result /tmp/ser-$pf; done
 		parts=$(for pf in $pfs; do f1 /tmp/ser-$pf; done)
@@ -263,7 +294,10 @@ stage1() {
 		tb_figure "r$r-serial-ms" "$serial" ms
 		c=0; for pf in $pfs; do c=$((c + $(f2 /tmp/ser-$pf))); check_exec "round $r: serial $pf" /tmp/ser-$pf; done
 		tb_figure "r$r-serial-cpu-ms" "$c" ms
-		tb_figure "r$r-serial-exec-ms" "$(sumf 3 $(for pf in $pfs; do echo /tmp/ser-$pf; done))" ms
+		serfiles=$(for pf in $pfs; do echo /tmp/ser-$pf; done)
+		tb_figure "r$r-serial-exec-ms" "$(sumf 3 $serfiles)" ms
+		tb_figure "r$r-serial-vcsw" "$(sumf 4 $serfiles)" n
+		tb_figure "r$r-serial-ivcsw" "$(sumf 5 $serfiles)" n
 		# bound-settle: per PF the smaller of its lone CPU figures and wall
 		# times (alone, serial part); see the header
 		minsum=$(for pf in $pfs; do cat /tmp/alone-$pf /tmp/ser-$pf | awk 'NR == 1 { c = $3; w = $1 }
@@ -294,12 +328,14 @@ stage1() {
 		disable_all || tb_check "round $r: disable after serial" false
 
 		# four writers at once
+		tb_hostsample begin r$r-parallel
 		cpustat_to /tmp/st-par0
 		clock_to /tmp/par-c0
 		for pf in $pfs; do enable "$pf" $N /tmp/par-$pf & done
 		wait
 		clock_to /tmp/par-c1
 		cpustat_to /tmp/st-par1
+		tb_hostsample end r$r-parallel
 		parallel=$(ms_between /tmp/par-c0 /tmp/par-c1)
 		for pf in $pfs; do result /tmp/par-$pf; done
 		for pf in $pfs; do
@@ -317,6 +353,13 @@ stage1() {
 		tb_figure "r$r-parallel-end-spread-ms" "$(spread $(for pf in $pfs; do echo /tmp/par-$pf.c1; done))" ms
 		tb_figure "r$r-parallel-vcsw" "$(sumf 4 $parfiles)" n
 		tb_figure "r$r-parallel-ivcsw" "$(sumf 5 $parfiles)" n
+		# the writers' CPU beyond the serial run's, and what their extra
+		# switches would cost at calib-switch-process-us each (a writer
+		# pays for the page-table load and the cold TLB after it)
+		tb_figure "r$r-parallel-extra-exec-ms" "$(awk -v p="$(sumf 3 $parfiles)" -v s="$(sumf 3 $serfiles)" \
+			'BEGIN { printf "%.1f", p - s }')" ms
+		tb_figure "r$r-parallel-extra-switch-est-ms" "$(cat $parfiles $serfiles | awk -v u="$SWITCH_US" \
+			'NR <= 4 { p += $4 + $5 } NR > 4 { s += $4 + $5 } END { printf "%.1f", (p - s) * u / 1000 }')" ms
 		paridle=$(cpudiff /tmp/st-par0 /tmp/st-par1 2)
 		tb_figure "r$r-parallel-sys-busy-ms" "$(cpudiff /tmp/st-par0 /tmp/st-par1 1)" ms
 		tb_figure "r$r-parallel-sys-idle-ms" "$paridle" ms
@@ -335,6 +378,37 @@ stage1() {
 		done
 		unbind_all
 		disable_all || tb_check "round $r: disable after parallel" false
+		# The same four enables from tb-pwrite's writers, started at one
+		# barrier: threads of one process (no page-table load when one
+		# writer follows another on a vCPU) and processes (one at every
+		# such switch, as the shell's writers): the same kernel work, so
+		# the CPU difference is what switching address spaces costs here.
+		# The order alternates over rounds.
+		modes="thread process"
+		[ $((r % 2)) -eq 0 ] && modes="process thread"
+		for mode in $modes; do
+			tb_hostsample begin r$r-pw-$mode
+			tb-pwrite $mode $(for pf in $pfs; do echo "$D/$pf/sriov_numvfs=$N"; done) >/tmp/pw-$mode ||
+				tb_check "round $r: tb-pwrite $mode: the four writes" false
+			tb_hostsample end r$r-pw-$mode
+			for pf in $pfs; do
+				tb_check "round $r: tb-pwrite $mode: $pf has $N VFs" test "$(tb_count_vfs "$pf")" -eq $N
+			done
+			tail -n 1 /tmp/pw-$mode >/tmp/pw-$mode.total
+			read -r x pw pc pv pi </tmp/pw-$mode.total
+			[ "$x" = total ] || { tb_check "round $r: tb-pwrite $mode printed its total" false; pw=0 pc=0 pv=0 pi=0; }
+			tb_check_ge "round $r: tb-pwrite $mode" "$pw" "$bsettle" "bound-settle"
+			tb_figure "r$r-pw-$mode-ms" "$pw" ms
+			tb_figure "r$r-pw-$mode-exec-ms" "$pc" ms
+			tb_figure "r$r-pw-$mode-vcsw" "$pv" n
+			tb_figure "r$r-pw-$mode-ivcsw" "$pi" n
+			disable_all || tb_check "round $r: disable after tb-pwrite $mode" false
+		done
+		pt=$(tail -n 1 /tmp/pw-thread | cut -d' ' -f3) pp=$(tail -n 1 /tmp/pw-process | cut -d' ' -f3)
+		tb_figure "r$r-pw-process-exec-over-thread-exec" "$(awk -v a="$pp" -v b="$pt" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }')" x
+		tb_figure "r$r-pw-thread-exec-over-serial-exec" "$(awk -v a="$pt" -v b="$(sumf 3 $serfiles)" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }')" x
+		tb_figure "r$r-pw-thread-over-bound" "$(awk -v a="$(tail -n 1 /tmp/pw-thread | cut -d' ' -f2)" -v b="$bound" 'BEGIN { printf "%.3f", a / b }')" x
+		tb_figure "r$r-pw-thread-over-bound-settle" "$(awk -v a="$(tail -n 1 /tmp/pw-thread | cut -d' ' -f2)" -v b="$bsettle" 'BEGIN { printf "%.3f", a / b }')" x
 		tb_figure "r$r-parallel-over-serial" "$(awk -v p="$parallel" -v s="$serial" 'BEGIN { printf "%.3f", p / s }')" x
 		tb_figure "r$r-parallel-over-bound" "$(awk -v p="$parallel" -v b="$bound" 'BEGIN { printf "%.3f", p / b }')" x
 		tb_figure "r$r-parallel-over-bound-settle" "$(awk -v p="$parallel" -v b="$bsettle" 'BEGIN { printf "%.3f", p / b }')" x

@@ -4,13 +4,16 @@
  * than on hardware).
  *
  *   tb-switch thread|process ROUNDS
+ *   tb-switch pause COUNT
  *
  * Two tasks pinned to the CPU tb-switch starts on pass a byte back and
  * forth over two pipes ROUNDS times: every pass is one switch.  "thread":
  * two threads of one process (no address-space switch); "process": two
  * processes (every switch loads another page table, CR3).  Prints
- * "SWITCHES WALL_US US_PER_SWITCH" (CLOCK_MONOTONIC).  Exit 0, or 1 with a
- * message naming the failed call and its errno. */
+ * "SWITCHES WALL_US US_PER_SWITCH" (CLOCK_MONOTONIC).  "pause": COUNT PAUSE
+ * instructions in a row (the body of every cpu_relax() spin loop), printed
+ * as "COUNT WALL_US US_PER_PAUSE": what one spin iteration costs here.
+ * Exit 0, or 1 with a message naming the failed call and its errno. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -61,10 +64,18 @@ int main(int argc, char *argv[]) {
         void *ret;
         char c = 'x';
 
-        if (argc != 3 || (strcmp(argv[1], "thread") && strcmp(argv[1], "process")) ||
+        if (argc != 3 || (strcmp(argv[1], "thread") && strcmp(argv[1], "process") && strcmp(argv[1], "pause")) ||
             (rounds = strtol(argv[2], NULL, 10)) <= 0) {
-                fprintf(stderr, "usage: tb-switch thread|process ROUNDS\n");
+                fprintf(stderr, "usage: tb-switch thread|process ROUNDS, tb-switch pause COUNT\n");
                 return 2;
+        }
+        if (strcmp(argv[1], "pause") == 0) {
+                t0 = now_us();
+                for (long i = 0; i < rounds; i++)
+                        __builtin_ia32_pause();
+                t1 = now_us();
+                printf("%ld %" PRIu64 " %.3f\n", rounds, t1 - t0, (double) (t1 - t0) / rounds);
+                return 0;
         }
         threads = strcmp(argv[1], "thread") == 0;
         cpu = sched_getcpu();

@@ -63,11 +63,16 @@
 #                   (-exec-ms, CLOCK_THREAD_CPUTIME_ID), context switches;
 #                   pw-process-exec-over-thread-exec is what switching
 #                   address spaces costs the same kernel work here
+#   *-ipi-res, -cal, -tlb, -loc: rescheduling, function call and TLB
+#                   shootdown IPIs and local timer interrupts in that run,
+#                   all vCPUs (/proc/interrupts)
 #   calib-*         one CPU-bound job alone vs two at once (user code; and
 #                   kernel code: tmpfs mkdir/rmdir), once per boot: what
 #                   2 vCPUs give in this bed at all (2.0 = no gain); and
 #                   calib-switch-thread-us / -process-us: one context
-#                   switch without / with an address-space switch
+#                   switch without / with an address-space switch;
+#                   calib-pause-us: one PAUSE instruction (the body of a
+#                   cpu_relax() spin loop)
 #   serial-vcsw, serial-ivcsw: the four writers' context switches in the
 #                   serial run
 #   parallel-extra-exec-ms: the four writers' CPU in the parallel run
@@ -114,6 +119,30 @@ cpustat_to() {
 	read -r c u n s i w q sq st rest </proc/stat
 	echo "$(( (u + n + s + q + sq + st) * 10 )) $(( (i + w) * 10 )) $(( (u + n) * 10 )) $(( s * 10 ))" \
 		"$(( (q + sq) * 10 ))" >"$1"
+}
+# ipis_to FILE: "RES CAL TLB LOC" of the whole guest into FILE, from
+# /proc/interrupts (rescheduling, function call and TLB shootdown IPIs,
+# local timer interrupts), all CPUs summed: builtins only.
+ipis_to() {
+	local k a b c rest res=0 cal=0 tlb=0 loc=0
+	while read -r k a b c rest; do
+		case $k in
+		RES:) res=$((a + b)) ;;
+		CAL:) cal=$((a + b)) ;;
+		TLB:) tlb=$((a + b)) ;;
+		LOC:) loc=$((a + b)) ;;
+		esac
+	done </proc/interrupts
+	echo "$res $cal $tlb $loc" >"$1"
+}
+# ipi_figures NAME A B: the IPI and timer counts of window NAME (ipis_to
+# files A and B) as figures NAME-ipi-res, -cal, -tlb, -loc
+ipi_figures() {
+	local k=1 n
+	for n in res cal tlb loc; do
+		tb_figure "$1-ipi-$n" "$(cat "$2" "$3" | awk -v k=$k 'NR == 1 { a = $k } NR == 2 { print $k - a }')" n
+		k=$((k + 1))
+	done
 }
 # clock_to FILE: CLOCK_MONOTONIC ns into FILE, from the "now at N nsecs"
 # line of /proc/timer_list's header (ktime_get()): builtins only, so the
@@ -222,6 +251,13 @@ calibrate() {
 		tb_figure "calib-switch-$k-us" "$(cut -d' ' -f3 /tmp/switch-$k)" us
 	done
 	SWITCH_US=$(cut -d' ' -f3 /tmp/switch-process)
+	# one PAUSE (a cpu_relax() spin iteration), with the host's count of
+	# the vCPU's exits from TCG's loop around it (calib-pause-vcpu-exits
+	# in hostfigures: about 200000 if every PAUSE leaves the loop)
+	tb_hostsample begin calib-pause
+	tb-switch pause 200000 >/tmp/pause || tb_check "tb-switch pause runs" false
+	tb_hostsample end calib-pause
+	tb_figure calib-pause-us "$(cut -d' ' -f3 /tmp/pause)" us
 	for k in user kernel; do
 		t0=$(tb_us); job_$k a; one=$(tb_elapsed_ms "$t0" "$(tb_us)")
 		t0=$(tb_us); job_$k a & job_$k b & wait; two=$(tb_elapsed_ms "$t0" "$(tb_us)")
@@ -279,6 +315,7 @@ stage1() {
 		# (the four writers' forks, reads and writes between the two
 		# /proc/stat reads)
 		tb_hostsample begin r$r-serial
+		ipis_to /tmp/ipi-ser0
 		cpustat_to /tmp/st-ser0
 		clock_to /tmp/ser-c0
 		for pf in $pfs; do
@@ -286,7 +323,9 @@ stage1() {
 		done
 		clock_to /tmp/ser-c1
 		cpustat_to /tmp/st-ser1
+		ipis_to /tmp/ipi-ser1
 		tb_hostsample end r$r-serial
+		ipi_figures r$r-serial /tmp/ipi-ser0 /tmp/ipi-ser1
 		serial=$(ms_between /tmp/ser-c0 /tmp/ser-c1)
 		for pf in $pfs; do result /tmp/ser-$pf; done
 		parts=$(for pf in $pfs; do f1 /tmp/ser-$pf; done)
@@ -329,13 +368,16 @@ stage1() {
 
 		# four writers at once
 		tb_hostsample begin r$r-parallel
+		ipis_to /tmp/ipi-par0
 		cpustat_to /tmp/st-par0
 		clock_to /tmp/par-c0
 		for pf in $pfs; do enable "$pf" $N /tmp/par-$pf & done
 		wait
 		clock_to /tmp/par-c1
 		cpustat_to /tmp/st-par1
+		ipis_to /tmp/ipi-par1
 		tb_hostsample end r$r-parallel
+		ipi_figures r$r-parallel /tmp/ipi-par0 /tmp/ipi-par1
 		parallel=$(ms_between /tmp/par-c0 /tmp/par-c1)
 		for pf in $pfs; do result /tmp/par-$pf; done
 		for pf in $pfs; do
@@ -388,9 +430,12 @@ stage1() {
 		[ $((r % 2)) -eq 0 ] && modes="process thread"
 		for mode in $modes; do
 			tb_hostsample begin r$r-pw-$mode
+			ipis_to /tmp/ipi-pw0
 			tb-pwrite $mode $(for pf in $pfs; do echo "$D/$pf/sriov_numvfs=$N"; done) >/tmp/pw-$mode ||
 				tb_check "round $r: tb-pwrite $mode: the four writes" false
+			ipis_to /tmp/ipi-pw1
 			tb_hostsample end r$r-pw-$mode
+			ipi_figures r$r-pw-$mode /tmp/ipi-pw0 /tmp/ipi-pw1
 			for pf in $pfs; do
 				tb_check "round $r: tb-pwrite $mode: $pf has $N VFs" test "$(tb_count_vfs "$pf")" -eq $N
 			done

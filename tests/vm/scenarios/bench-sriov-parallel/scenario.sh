@@ -56,6 +56,9 @@
 #                   16) bound to vfio-pci, PF after PF vs one binder per PF
 #                   at once, after the enable
 #
+#   bare-ms, bare-sys-busy-ms: four writers that only write (no readings
+#                   in the subshells), wall and guest busy time from the
+#                   parent
 #   pw-thread, pw-process: the four enables from tb-pwrite's writers
 #                   started at one barrier, as threads of one process
 #                   (a writer following another on a vCPU loads no page
@@ -420,6 +423,25 @@ stage1() {
 		done
 		unbind_all
 		disable_all || tb_check "round $r: disable after parallel" false
+		# The same four writers with nothing but the write (no clock or
+		# CPU readings in the subshells): wall from the parent, the
+		# guest's busy time from /proc/stat; what the writers' own
+		# readings cost when four run at once.
+		tb_hostsample begin r$r-bare
+		cpustat_to /tmp/st-bare0
+		clock_to /tmp/bare-c0
+		for pf in $pfs; do (echo $N >"$D/$pf/sriov_numvfs") & done
+		wait
+		clock_to /tmp/bare-c1
+		cpustat_to /tmp/st-bare1
+		tb_hostsample end r$r-bare
+		for pf in $pfs; do
+			tb_check "round $r: bare writers: $pf has $N VFs" test "$(tb_count_vfs "$pf")" -eq $N
+		done
+		tb_figure "r$r-bare-ms" "$(ms_between /tmp/bare-c0 /tmp/bare-c1)" ms
+		tb_figure "r$r-bare-sys-busy-ms" "$(cpudiff /tmp/st-bare0 /tmp/st-bare1 1)" ms
+		disable_all || tb_check "round $r: disable after the bare writers" false
+
 		# The same four enables from tb-pwrite's writers, started at one
 		# barrier: threads of one process (no page-table load when one
 		# writer follows another on a vCPU) and processes (one at every

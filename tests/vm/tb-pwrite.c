@@ -13,9 +13,10 @@
  * getrusage(RUSAGE_THREAD); START/END: CLOCK_MONOTONIC ms after the
  * earliest writer's start), then
  *   total WALL_MS CPU_MS VCSW IVCSW
- * (WALL: the earliest start to the latest end; the rest summed).  Exit 0
- * when every write succeeded, 1 with a line naming the file and errno
- * otherwise, 2 on usage errors. */
+ * (WALL: the earliest start to the latest end; the rest summed) when
+ * every write succeeded.  Exit 0 then; 1 with a line naming the file and
+ * errno, and no total, when one failed; 2 on usage errors (an empty VALUE
+ * included). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -70,8 +71,9 @@ static void run_writer(struct writer *w) {
         getrusage(RUSAGE_THREAD, &r0);
         c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         w->start_ns = clock_ns(CLOCK_MONOTONIC);
+        errno = 0;
         if (write(fd, w->value, len) != (ssize_t) len)
-                w->err = errno ?: EIO;
+                w->err = errno ?: EIO; /* a short write sets no errno */
         w->end_ns = clock_ns(CLOCK_MONOTONIC);
         w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
         getrusage(RUSAGE_THREAD, &r1);
@@ -106,7 +108,7 @@ int main(int argc, char *argv[]) {
         for (int i = 0; i < n; i++) {
                 char *eq = strchr(argv[i + 2], '=');
 
-                if (!eq || eq == argv[i + 2]) {
+                if (!eq || eq == argv[i + 2] || !eq[1]) {
                         fprintf(stderr, "tb-pwrite: '%s' is not FILE=VALUE\n", argv[i + 2]);
                         return 2;
                 }
@@ -179,7 +181,8 @@ int main(int argc, char *argv[]) {
                         printf("%s %.1f %.1f %ld %ld %.1f %.1f\n", w->file, (w->end_ns - w->start_ns) / 1e6,
                                w->cpu_ns / 1e6, w->vcsw, w->ivcsw, (w->start_ns - lo) / 1e6, (w->end_ns - lo) / 1e6);
         }
-        if (hi)
+        /* no total after a failure: its figures would not be of the whole work */
+        if (hi && !failed)
                 printf("total %.1f %.1f %ld %ld\n", (hi - lo) / 1e6, cpu / 1e6, vcsw, ivcsw);
         return failed;
 }

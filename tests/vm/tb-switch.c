@@ -63,9 +63,14 @@ int main(int argc, char *argv[]) {
         int cpu, threads, r = 0;
         void *ret;
         char c = 'x';
+        char *end;
 
+        errno = 0;
+        if (argc == 3)
+                rounds = strtol(argv[2], &end, 10);
+        /* at most 10^9: a typo must not spin a vCPU for hours */
         if (argc != 3 || (strcmp(argv[1], "thread") && strcmp(argv[1], "process") && strcmp(argv[1], "pause")) ||
-            (rounds = strtol(argv[2], NULL, 10)) <= 0) {
+            errno || *end || end == argv[2] || rounds <= 0 || rounds > 1000000000L) {
                 fprintf(stderr, "usage: tb-switch thread|process ROUNDS, tb-switch pause COUNT\n");
                 return 2;
         }
@@ -106,14 +111,21 @@ int main(int argc, char *argv[]) {
                         fprintf(stderr, "tb-switch: fork: %s\n", strerror(errno));
                         return 1;
                 }
-                if (pid == 0)
+                if (pid == 0) {
+                        close(ping[1]);
+                        close(pong[0]);
                         _exit(echo_side() < 0 ? 1 : 0);
+                }
+                /* the echo child's ends closed here, so its death is EOF, not a hang */
+                close(ping[0]);
+                close(pong[1]);
         }
 
         t0 = now_us();
         for (long i = 0; i < rounds; i++) {
                 if (write(ping[1], &c, 1) != 1 || read(pong[0], &c, 1) != 1) {
-                        fprintf(stderr, "tb-switch: pipe I/O: %s\n", strerror(errno ?: EIO));
+                        fprintf(stderr, "tb-switch: pipe I/O (ping-pong round %ld): %s\n", i,
+                                strerror(errno ?: EIO));
                         r = 1;
                         break;
                 }

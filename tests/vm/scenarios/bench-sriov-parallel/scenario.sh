@@ -463,7 +463,12 @@ stage1() {
 			done
 			tail -n 1 /tmp/pw-$mode >/tmp/pw-$mode.total
 			read -r x pw pc pv pi </tmp/pw-$mode.total
-			[ "$x" = total ] || { tb_check "round $r: tb-pwrite $mode printed its total" false; pw=0 pc=0 pv=0 pi=0; }
+			if [ "$x" != total ]; then
+				# a failed write: no figures of that run
+				tb_check "round $r: tb-pwrite $mode printed its total" false
+				disable_all || tb_check "round $r: disable after tb-pwrite $mode" false
+				continue
+			fi
 			tb_check_ge "round $r: tb-pwrite $mode" "$pw" "$bsettle" "bound-settle"
 			tb_figure "r$r-pw-$mode-ms" "$pw" ms
 			tb_figure "r$r-pw-$mode-exec-ms" "$pc" ms
@@ -471,8 +476,11 @@ stage1() {
 			tb_figure "r$r-pw-$mode-ivcsw" "$pi" n
 			disable_all || tb_check "round $r: disable after tb-pwrite $mode" false
 		done
-		pt=$(tail -n 1 /tmp/pw-thread | cut -d' ' -f3) pp=$(tail -n 1 /tmp/pw-process | cut -d' ' -f3)
+		pt=$(tail -n 1 /tmp/pw-thread | awk '$1 == "total" { print $3 }')
+		pp=$(tail -n 1 /tmp/pw-process | awk '$1 == "total" { print $3 }')
+		[ -n "$pt" ] && [ -n "$pp" ] &&
 		tb_figure "r$r-pw-process-exec-over-thread-exec" "$(awk -v a="$pp" -v b="$pt" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }')" x
+		[ -n "$pt" ] &&
 		tb_figure "r$r-pw-thread-exec-over-serial-exec" "$(awk -v a="$pt" -v b="$(sumf 3 $serfiles)" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }')" x
 		tb_figure "r$r-pw-thread-over-bound" "$(awk -v a="$(tail -n 1 /tmp/pw-thread | cut -d' ' -f2)" -v b="$bound" 'BEGIN { printf "%.3f", a / b }')" x
 		tb_figure "r$r-pw-thread-over-bound-settle" "$(awk -v a="$(tail -n 1 /tmp/pw-thread | cut -d' ' -f2)" -v b="$bsettle" 'BEGIN { printf "%.3f", a / b }')" x

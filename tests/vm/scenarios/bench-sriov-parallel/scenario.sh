@@ -125,16 +125,18 @@ cpustat_to() {
 }
 # ipis_to FILE: "RES CAL TLB LOC" of the whole guest into FILE, from
 # /proc/interrupts (rescheduling, function call and TLB shootdown IPIs,
-# local timer interrupts), all CPUs summed: builtins only.
+# local timer interrupts; x86 also sends remote TLB shootdowns as
+# function calls, so CAL includes them), all CPUs summed: builtins only.
 ipis_to() {
-	local k a b c rest res=0 cal=0 tlb=0 loc=0
-	while read -r k a b c rest; do
-		case $k in
-		RES:) res=$((a + b)) ;;
-		CAL:) cal=$((a + b)) ;;
-		TLB:) tlb=$((a + b)) ;;
-		LOC:) loc=$((a + b)) ;;
-		esac
+	local k rest w n res=0 cal=0 tlb=0 loc=0
+	while read -r k rest; do
+		case $k in RES:|CAL:|TLB:|LOC:) ;; *) continue ;; esac
+		n=0
+		for w in $rest; do
+			case $w in *[!0-9]*) break ;; esac
+			n=$((n + w))
+		done
+		case $k in RES:) res=$n ;; CAL:) cal=$n ;; TLB:) tlb=$n ;; LOC:) loc=$n ;; esac
 	done </proc/interrupts
 	echo "$res $cal $tlb $loc" >"$1"
 }

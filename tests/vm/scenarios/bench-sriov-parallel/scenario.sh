@@ -453,6 +453,7 @@ stage1() {
 		modes="thread process"
 		[ $((r % 2)) -eq 0 ] && modes="process thread"
 		for mode in $modes; do
+			rm -f /tmp/pw-$mode
 			tb_hostsample begin r$r-pw-$mode
 			ipis_to /tmp/ipi-pw0
 			tb-pwrite $mode $(for pf in $pfs; do echo "$D/$pf/sriov_numvfs=$N"; done) >/tmp/pw-$mode ||
@@ -484,8 +485,11 @@ stage1() {
 		tb_figure "r$r-pw-process-exec-over-thread-exec" "$(awk -v a="$pp" -v b="$pt" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }')" x
 		[ -n "$pt" ] &&
 		tb_figure "r$r-pw-thread-exec-over-serial-exec" "$(awk -v a="$pt" -v b="$(sumf 3 $serfiles)" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }')" x
-		tb_figure "r$r-pw-thread-over-bound" "$(awk -v a="$(tail -n 1 /tmp/pw-thread | cut -d' ' -f2)" -v b="$bound" 'BEGIN { printf "%.3f", a / b }')" x
-		tb_figure "r$r-pw-thread-over-bound-settle" "$(awk -v a="$(tail -n 1 /tmp/pw-thread | cut -d' ' -f2)" -v b="$bsettle" 'BEGIN { printf "%.3f", a / b }')" x
+		ptw=$(tail -n 1 /tmp/pw-thread | awk '$1 == "total" { print $2 }')
+		if [ -n "$ptw" ]; then
+			tb_figure "r$r-pw-thread-over-bound" "$(awk -v a="$ptw" -v b="$bound" 'BEGIN { printf "%.3f", a / b }')" x
+			tb_figure "r$r-pw-thread-over-bound-settle" "$(awk -v a="$ptw" -v b="$bsettle" 'BEGIN { printf "%.3f", a / b }')" x
+		fi
 		tb_figure "r$r-parallel-over-serial" "$(awk -v p="$parallel" -v s="$serial" 'BEGIN { printf "%.3f", p / s }')" x
 		tb_figure "r$r-parallel-over-bound" "$(awk -v p="$parallel" -v b="$bound" 'BEGIN { printf "%.3f", p / b }')" x
 		tb_figure "r$r-parallel-over-bound-settle" "$(awk -v p="$parallel" -v b="$bsettle" 'BEGIN { printf "%.3f", p / b }')" x

@@ -19,6 +19,8 @@ PKGS=(
 	clang libclang-rt-14-dev
 	mmdebstrap debhelper dpkg-dev fakeroot lintian
 	linux-perf acpica-tools
+	# glib's headers: QEMU's qemu-plugin.h includes <glib.h> (tests/vm/tcg-insn-profile.c)
+	libglib2.0-dev
 )
 BACKPORTS_PKGS=(qemu-system-x86)
 QEMU_MIN_MAJOR=10

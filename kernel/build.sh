@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # kernel/build.sh — build the test bed's guest bzImage.
 #
-#   kernel/build.sh [base|patched|base-lockdep|patched-lockdep|modular] ...
+#   kernel/build.sh [base|patched|base-lockdep|patched-lockdep|base-trace|
+#                    patched-trace|modular] ...
 #   kernel/build.sh --prepare-only patched     (the patched tree, no build)
 #
 # base:    Debian's linux-source-7.3 (kernel/SOURCE) as shipped.
@@ -11,6 +12,9 @@
 # base-lockdep, patched-lockdep: the same trees, config tinyconfig +
 #          guest.config + kernel/lockdep.config (PROVE_LOCKING, raised
 #          lockdep tables); objects in their own build/<variant>.
+# base-trace, patched-trace: the same trees, config tinyconfig +
+#          guest.config + kernel/trace.config (tracepoints and hist
+#          triggers, no lockdep, no function tracer); build/<variant>.
 # modular: the patched tree, config tinyconfig + guest.config +
 #          kernel/modular.config (igb, igbvf, nvme, vfio, vfio-pci as
 #          modules, the way a distribution host has them);
@@ -111,8 +115,10 @@ build_variant() {
 	patched) src=$(prepare_patched) ;;
 	base-lockdep) src=$base_tree; fragments+=("$here/lockdep.config") ;;
 	patched-lockdep) src=$(prepare_patched); fragments+=("$here/lockdep.config") ;;
+	base-trace) src=$base_tree; fragments+=("$here/trace.config") ;;
+	patched-trace) src=$(prepare_patched); fragments+=("$here/trace.config") ;;
 	modular) src=$(prepare_patched); fragments+=("$here/modular.config") ;;
-	*) log "unknown variant '$variant' (base|patched|base-lockdep|patched-lockdep|modular)"; exit 2 ;;
+	*) log "unknown variant '$variant' (base|patched|base-lockdep|patched-lockdep|base-trace|patched-trace|modular)"; exit 2 ;;
 	esac
 	out=$cache/build/$variant
 	mkdir -p "$out"

@@ -14,7 +14,8 @@
 #          lockdep tables); objects in their own build/<variant>.
 # base-trace, patched-trace: the same trees, config tinyconfig +
 #          guest.config + kernel/trace.config (tracepoints and hist
-#          triggers, no lockdep, no function tracer); build/<variant>.
+#          triggers, the ORC unwinder, no lockdep, no function tracer);
+#          objects in build/<variant>.
 # modular: the patched tree, config tinyconfig + guest.config +
 #          kernel/modular.config (igb, igbvf, nvme, vfio, vfio-pci as
 #          modules, the way a distribution host has them);

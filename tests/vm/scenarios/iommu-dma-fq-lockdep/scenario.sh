@@ -1,0 +1,1 @@
+../iommu-dma-fq/scenario.sh

@@ -69,6 +69,11 @@
 #   *-ipi-res, -cal, -tlb, -loc: rescheduling, function call and TLB
 #                   shootdown IPIs and local timer interrupts in that run,
 #                   all vCPUs (/proc/interrupts)
+#   speed-begin-ms, -mid-ms, -end-ms: a short user code loop alone (the
+#                   fastest of three) at the start of the round, before
+#                   the four writers and at the end: the host's speed
+#                   (bench/sriov-parallel/run leaves out a round whose
+#                   probes are off the run's median)
 #   calib-*         one CPU-bound job alone vs two at once (user code; and
 #                   kernel code: tmpfs mkdir/rmdir), once per boot: what
 #                   2 vCPUs give in this bed at all (2.0 = no gain); and
@@ -244,6 +249,26 @@ job_kernel() {
 	mkdir -p "/tmp/calib-$1"
 	while [ $i -lt 2000 ]; do mkdir "/tmp/calib-$1/d" && rmdir "/tmp/calib-$1/d"; i=$((i + 1)); done
 }
+# speed_probe NAME: the host's speed now, as the wall ms of a short user
+# code loop run alone, the fastest of three (figure NAME).  The machine the
+# bed runs on can be slowed by other tenants (no steal time is reported):
+# the same loop took 1269 ms in one VM and 1884 ms in the next of one bench
+# run.  Single loops also ran 40-55% slower at the same points of both VMs
+# of another run (round 1's start and middle, right after other work of
+# the guest's: its deferred work, presumably, not the host); the fastest
+# of three leaves such a spike out and still sees a host that stays slow.
+# Taken at the start, middle and end of every round;
+# bench/sriov-parallel/run compares them across rounds and VMs.
+speed_probe() {
+	local t0 i ms best=
+	for i in 1 2 3; do
+		t0=$(tb_us)
+		awk 'BEGIN { for (i = 0; i < 60000; i++) s += i }'
+		ms=$(tb_elapsed_ms "$t0" "$(tb_us)")
+		best=$(awk -v a="${best:-$ms}" -v b="$ms" 'BEGIN { print (b + 0 < a + 0) ? b : a }')
+	done
+	tb_figure "$1" "$best" ms
+}
 # calib-switch-{thread,process}-us: one context switch between two tasks
 # pinned to one vCPU (tb-switch: a pipe ping-pong), threads of one process
 # vs two processes (each switch loads another page table); under TCG the
@@ -280,6 +305,7 @@ stage1() {
 	echo "4 PFs x $N VFs, $NCPU vCPUs, $ROUNDS rounds, $BIND vfio-pci binds per PF" | tb_info
 	r=1
 	while [ "$r" -le "$ROUNDS" ]; do
+		speed_probe "r$r-speed-begin-ms"
 		# one VF of each PF alone: its writer CPU bounds what an enable does
 		# before the settle sleep (bound-settle)
 		for pf in $pfs; do
@@ -372,6 +398,7 @@ stage1() {
 		disable_all || tb_check "round $r: disable after serial" false
 
 		# four writers at once
+		speed_probe "r$r-speed-mid-ms"
 		tb_hostsample begin r$r-parallel
 		ipis_to /tmp/ipi-par0
 		cpustat_to /tmp/st-par0
@@ -495,6 +522,7 @@ stage1() {
 		tb_figure "r$r-parallel-over-bound-settle" "$(awk -v p="$parallel" -v b="$bsettle" 'BEGIN { printf "%.3f", p / b }')" x
 		tb_figure "r$r-parallel-exec-over-serial-exec" "$(awk -v p="$(sumf 3 $parfiles)" -v s="$(sumf 3 $(for pf in $pfs; do echo /tmp/ser-$pf; done))" 'BEGIN { printf "%.3f", p / s }')" x
 		tb_figure "r$r-parallel-over-bound-settle-sys" "$(awk -v p="$parallel" -v b="$bsettlesys" 'BEGIN { printf "%.3f", p / b }')" x
+		speed_probe "r$r-speed-end-ms"
 		r=$((r + 1))
 	done
 	tb_finish

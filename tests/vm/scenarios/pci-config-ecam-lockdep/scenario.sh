@@ -1,0 +1,1 @@
+../pci-config-ecam/scenario.sh

@@ -1,0 +1,115 @@
+# The serial part of SR-IOV enable on a host with many CPUs: the summed
+# hold time of the global locks every VF's addition takes exclusively,
+# measured on a kernel without lockdep.  The kernel carries
+# bench/hold-share/holdstat.patch (never for submission), which sums the
+# hold time of iommu_probe_device_lock (/sys/module/mutex/parameters/
+# hold_ns, hold_n) and the write holds of sysfs's kernfs_rwsem
+# (/sys/module/rwsem/parameters/whold_ns, whold_n).  4 nvme PFs x 127 VFs,
+# sriov_drivers_autoprobe 0, ROUNDS rounds (luod_tb.rounds, default 3),
+# each:
+#
+#   serial    the four PFs enabled one after another, each timed alone
+#             (guest CLOCK_MONOTONIC) with the counters reset before it:
+#             rR-serial-ms (the four writes summed), rR-serial-work-ms (the
+#             same minus the kernel's msleep(100) settle of each, which
+#             holds no lock: the part CPUs could share), and per lock
+#             rR-serial-LOCK-hold-ms and -acq (LOCK: probe-lock, kernfs-w)
+#   parallel  the four from four writers at once: rR-parallel-ms and the
+#             same hold figures (holds grow when a holder is preempted)
+#
+# Amdahl: enables of any number of PFs at once on any number of CPUs
+# cannot finish sooner than one lock's summed hold, so rR-serial-work-ms /
+# rR-serial-LOCK-hold-ms bounds their speed-up over PF after PF
+# (rR-LOCK-speedup-bound).  Checked: each enable adds its 127 VFs; every
+# VF's addition takes each lock at least once; a lock's summed hold in a
+# window is not longer than the window (one holder at a time: a longer sum
+# is a counting bug, and fails the bench).
+D=/sys/bus/pci/devices
+M=/sys/module/mutex/parameters
+R=/sys/module/rwsem/parameters
+N=127
+SETTLE_MS=100
+
+now_ns() {
+	local l
+	while read -r l; do
+		case $l in "now at "*) l=${l#now at }; echo "${l% nsecs}"; return 0 ;; esac
+	done </proc/timer_list
+	return 1
+}
+reset_holds() { echo 0 >$M/hold_ns; echo 0 >$M/hold_n; echo 0 >$R/whold_ns; echo 0 >$R/whold_n; }
+# holds_to FILE: "probe_ns probe_n kernfs_ns kernfs_n"
+holds_to() { echo "$(cat $M/hold_ns) $(cat $M/hold_n) $(cat $R/whold_ns) $(cat $R/whold_n)" >"$1"; }
+disable_all() { local pf; for pf in $pfs; do echo 0 >"$D/$pf/sriov_numvfs" || return 1; done; }
+# check_window WHAT WALL_NS HOLDS_FILE: each lock's hold within the window,
+# each VF's addition took each lock
+check_window() {
+	local what=$1 wall=$2 pns pn kns kn nvf=$3
+	read -r pns pn kns kn <"$4"
+	tb_check "$what: iommu_probe_device_lock held $((pns / 1000)) us, not longer than the window's $((wall / 1000)) us" test "$pns" -le "$wall"
+	tb_check "$what: kernfs_rwsem written $((kns / 1000)) us, not longer than the window's $((wall / 1000)) us" test "$kns" -le "$wall"
+	tb_check "$what: iommu_probe_device_lock taken $pn times for $nvf VFs (at least once a VF)" test "$pn" -ge "$nvf"
+	tb_check "$what: kernfs_rwsem written $kn times for $nvf VFs (at least once a VF)" test "$kn" -ge "$nvf"
+}
+ms() { awk -v a="$1" 'BEGIN { printf "%.1f", a / 1e6 }'; }
+
+stage1() {
+	local rounds r pf a b w sw sp spn sk skn pns pn kns kn
+	pfs=$(tb_pfs_of_kind nvme)
+	tb_check "four nvme PFs ($(echo $pfs))" test "$(echo "$pfs" | wc -w)" -eq 4
+	tb_check "a bench/hold-share kernel ($M/hold_ns, $R/whold_ns)" test -w $M/hold_ns -a -w $R/whold_ns
+	[ "$TB_FAILED" -eq 0 ] || { tb_finish; return; }
+	for pf in $pfs; do echo 0 >"$D/$pf/sriov_drivers_autoprobe"; done
+	rounds=$(tb_arg rounds); rounds=${rounds:-3}
+	tb_figure vfs-per-pf $N n
+	tb_figure rounds "$rounds" n
+	r=1
+	while [ $r -le "$rounds" ]; do
+		sw=0 sp=0 spn=0 sk=0 skn=0
+		for pf in $pfs; do
+			sleep 0.5
+			reset_holds
+			a=$(now_ns)
+			echo $N >"$D/$pf/sriov_numvfs" || tb_check "round $r: $pf: write $N to sriov_numvfs" false
+			b=$(now_ns)
+			holds_to /tmp/h
+			w=$((b - a))
+			tb_check "round $r: serial: $pf has $N VFs" test "$(tb_count_vfs "$pf")" -eq $N
+			check_window "round $r: serial $pf" $w $N /tmp/h
+			read -r pns pn kns kn </tmp/h
+			sw=$((sw + w)) sp=$((sp + pns)) spn=$((spn + pn)) sk=$((sk + kns)) skn=$((skn + kn))
+		done
+		tb_figure "r$r-serial-ms" "$(ms $sw)" ms
+		tb_figure "r$r-serial-work-ms" "$(ms $((sw - 4 * SETTLE_MS * 1000000)))" ms
+		tb_figure "r$r-serial-probe-lock-hold-ms" "$(ms $sp)" ms
+		tb_figure "r$r-serial-probe-lock-acq" "$spn" n
+		tb_figure "r$r-serial-kernfs-w-hold-ms" "$(ms $sk)" ms
+		tb_figure "r$r-serial-kernfs-w-acq" "$skn" n
+		tb_figure "r$r-probe-lock-share" "$(awk -v h="$sp" -v w="$((sw - 4 * SETTLE_MS * 1000000))" 'BEGIN { printf "%.3f", h / w }')" n
+		tb_figure "r$r-kernfs-w-share" "$(awk -v h="$sk" -v w="$((sw - 4 * SETTLE_MS * 1000000))" 'BEGIN { printf "%.3f", h / w }')" n
+		tb_figure "r$r-probe-lock-speedup-bound" "$(awk -v h="$sp" -v w="$((sw - 4 * SETTLE_MS * 1000000))" 'BEGIN { printf "%.2f", w / h }')" x
+		tb_figure "r$r-kernfs-w-speedup-bound" "$(awk -v h="$sk" -v w="$((sw - 4 * SETTLE_MS * 1000000))" 'BEGIN { printf "%.2f", w / h }')" x
+		disable_all || tb_check "round $r: disable after serial" false
+		sleep 2
+		reset_holds
+		a=$(now_ns)
+		for pf in $pfs; do ( echo $N >"$D/$pf/sriov_numvfs" ) & done
+		wait
+		b=$(now_ns)
+		holds_to /tmp/h
+		for pf in $pfs; do
+			tb_check "round $r: parallel: $pf has $N VFs" test "$(tb_count_vfs "$pf")" -eq $N
+		done
+		check_window "round $r: parallel" $((b - a)) $((4 * N)) /tmp/h
+		read -r pns pn kns kn </tmp/h
+		tb_figure "r$r-parallel-ms" "$(ms $((b - a)))" ms
+		tb_figure "r$r-parallel-probe-lock-hold-ms" "$(ms "$pns")" ms
+		tb_figure "r$r-parallel-probe-lock-acq" "$pn" n
+		tb_figure "r$r-parallel-kernfs-w-hold-ms" "$(ms "$kns")" ms
+		tb_figure "r$r-parallel-kernfs-w-acq" "$kn" n
+		disable_all || tb_check "round $r: disable after parallel" false
+		sleep 2
+		r=$((r + 1))
+	done
+	tb_finish
+}

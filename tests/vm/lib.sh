@@ -102,6 +102,20 @@ tb_run_stage() {
 tb_us() { tb-clock us; }
 tb_elapsed_ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) / 1000 }'; }
 
+# tb_clock_to FILE: CLOCK_MONOTONIC ns into FILE, from the "now at N nsecs"
+# line of /proc/timer_list's header (ktime_get()), with builtins only, so
+# a timed window forks nothing to read the clock (tb_us runs tb-clock, a
+# fork and exec that costs ~10 ms of guest CPU under TCG).
+tb_clock_to() {
+	local l
+	while read -r l; do
+		case $l in
+		"now at "*) l=${l#now at }; echo "${l% nsecs}" >"$1"; return 0 ;;
+		esac
+	done </proc/timer_list
+	return 1
+}
+
 # tb_hostsample begin|end NAME: the host's view of a window of the guest's:
 # the line carries the guest's CLOCK_MONOTONIC ns (/proc/timer_list) and
 # each vCPU's busy and idle ms (/proc/stat cpuN: user nice system irq

@@ -36,15 +36,6 @@ R=/sys/module/rwsem/parameters
 N=127
 SETTLE_MS=100
 
-# now_to FILE: CLOCK_MONOTONIC ns (/proc/timer_list's "now at") into FILE,
-# with builtins only: a $(...) would fork inside the window
-now_to() {
-	local l
-	while read -r l; do
-		case $l in "now at "*) l=${l#now at }; echo "${l% nsecs}" >"$1"; return 0 ;; esac
-	done </proc/timer_list
-	return 1
-}
 reset_holds() {
 	local f
 	for f in $M/hold_ns $M/hold_n $M/hold_acq $R/whold_ns $R/whold_n $R/whold_acq; do echo 0 >"$f"; done
@@ -87,9 +78,9 @@ stage1() {
 		for pf in $pfs; do
 			sleep 0.5
 			reset_holds
-			now_to /tmp/t0
+			tb_clock_to /tmp/t0
 			echo $N >"$D/$pf/sriov_numvfs" || tb_check "round $r: $pf: write $N to sriov_numvfs" false
-			now_to /tmp/t1
+			tb_clock_to /tmp/t1
 			holds_to /tmp/h
 			read -r a </tmp/t0
 			read -r b </tmp/t1
@@ -112,10 +103,10 @@ stage1() {
 		disable_all || tb_check "round $r: disable after serial" false
 		sleep 2
 		reset_holds
-		now_to /tmp/t0
+		tb_clock_to /tmp/t0
 		for pf in $pfs; do ( echo $N >"$D/$pf/sriov_numvfs" ) & done
 		wait
-		now_to /tmp/t1
+		tb_clock_to /tmp/t1
 		holds_to /tmp/h
 		read -r a </tmp/t0
 		read -r b </tmp/t1

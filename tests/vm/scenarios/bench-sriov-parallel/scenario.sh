@@ -154,21 +154,7 @@ ipi_figures() {
 		k=$((k + 1))
 	done
 }
-# clock_to FILE: CLOCK_MONOTONIC ns into FILE, from the "now at N nsecs"
-# line of /proc/timer_list's header (ktime_get()): builtins only, so the
-# writers and the windows around them fork nothing to read the clock
-# (tb_us runs tb-clock, a fork and exec that costs ~10 ms of guest CPU
-# under TCG).
-clock_to() {
-	local l
-	while read -r l; do
-		case $l in
-		"now at "*) l=${l#now at }; echo "${l% nsecs}" >"$1"; return 0 ;;
-		esac
-	done </proc/timer_list
-	return 1
-}
-# ms_between A B: ms from clock_to file A to clock_to file B
+# ms_between A B: ms from tb_clock_to file A to tb_clock_to file B
 ms_between() { cat "$1" "$2" | awk 'NR == 1 { a = $1 } NR == 2 { if ($1 == "-") print "-"; else printf "%.1f", ($1 - a) / 1e6 }'; }
 # enable PF N OUT: writes N to PF's sriov_numvfs from a subshell, leaving
 # raw readings in OUT.* for result (below): /proc/self/stat and
@@ -176,7 +162,7 @@ ms_between() { cat "$1" "$2" | awk 'NR == 1 { a = $1 } NR == 2 { if ($1 == "-") 
 # The kernel adds the VFs in the writer's context; busybox's read, echo and
 # the sched_to loop are builtins, so /proc/self is the subshell and the
 # write is its own, and the clock and CPU readings are builtins too
-# (clock_to, sched_to): four writers at once compete with nothing of the
+# (tb_clock_to, sched_to): four writers at once compete with nothing of the
 # bench's but their forks and those readings.  A failed write leaves "-"
 # as its end time, so result gives no wall time for it.
 enable() { timed_write "$D/$1/sriov_numvfs" "$2" "$3"; }
@@ -185,13 +171,13 @@ enable() { timed_write "$D/$1/sriov_numvfs" "$2" "$3"; }
 timed_write() {
 	(
 		local s0 s1
-		clock_to "$3.c0"
+		tb_clock_to "$3.c0"
 		read -r s0 </proc/self/stat
 		sched_to "$3.s0"
 		echo "$2" >"$1" || { echo - >"$3.c1"; exit 1; }
 		sched_to "$3.s1"
 		read -r s1 </proc/self/stat
-		clock_to "$3.c1"
+		tb_clock_to "$3.c1"
 		echo "$s0" >"$3.p0"
 		echo "$s1" >"$3.p1"
 	)
@@ -236,7 +222,7 @@ check_exec() {
 	tb_check "$1: writer CPU $(f3 "$2") ms > 0 and <= wall $(f1 "$2") ms" \
 		awk -v c="$(f3 "$2")" -v w="$(f1 "$2")" 'BEGIN { exit !(w != "-" && c + 0 > 0 && c + 0 <= w + 0.5) }'
 }
-# spread CLOCKFILE...: ms from the earliest to the latest clock_to reading
+# spread CLOCKFILE...: ms from the earliest to the latest tb_clock_to reading
 spread() { cat "$@" | awk 'NR == 1 || $1 < lo { lo = $1 } $1 > hi { hi = $1 } END { printf "%.1f", (hi - lo) / 1e6 }'; }
 max() { awk -v a="$1" -v b="$2" 'BEGIN { print (b + 0 > a + 0) ? b : a }'; }
 
@@ -348,11 +334,11 @@ stage1() {
 		tb_hostsample begin r$r-serial
 		ipis_to /tmp/ipi-ser0
 		cpustat_to /tmp/st-ser0
-		clock_to /tmp/ser-c0
+		tb_clock_to /tmp/ser-c0
 		for pf in $pfs; do
 			enable "$pf" $N /tmp/ser-$pf || tb_check "round $r: serial: $pf's write" false
 		done
-		clock_to /tmp/ser-c1
+		tb_clock_to /tmp/ser-c1
 		cpustat_to /tmp/st-ser1
 		ipis_to /tmp/ipi-ser1
 		tb_hostsample end r$r-serial
@@ -402,10 +388,10 @@ stage1() {
 		tb_hostsample begin r$r-parallel
 		ipis_to /tmp/ipi-par0
 		cpustat_to /tmp/st-par0
-		clock_to /tmp/par-c0
+		tb_clock_to /tmp/par-c0
 		for pf in $pfs; do enable "$pf" $N /tmp/par-$pf & done
 		wait
-		clock_to /tmp/par-c1
+		tb_clock_to /tmp/par-c1
 		cpustat_to /tmp/st-par1
 		ipis_to /tmp/ipi-par1
 		tb_hostsample end r$r-parallel
@@ -458,10 +444,10 @@ stage1() {
 		# readings cost when four run at once.
 		tb_hostsample begin r$r-bare
 		cpustat_to /tmp/st-bare0
-		clock_to /tmp/bare-c0
+		tb_clock_to /tmp/bare-c0
 		for pf in $pfs; do (echo $N >"$D/$pf/sriov_numvfs") & done
 		wait
-		clock_to /tmp/bare-c1
+		tb_clock_to /tmp/bare-c1
 		cpustat_to /tmp/st-bare1
 		tb_hostsample end r$r-bare
 		for pf in $pfs; do

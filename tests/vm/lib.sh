@@ -192,6 +192,27 @@ tb_count_vfs() {
 	if [ -e "$1" ]; then echo $#; else echo 0; fi
 }
 
+# The number of VF devices in the system, every PF's.
+tb_count_all_vfs() {
+	set -- /sys/bus/pci/devices/*/physfn
+	if [ -e "$1" ]; then echo $#; else echo 0; fi
+}
+
+# tb_pf_clean PF: returns 0 if PF $1 has no VF left (sriov_numvfs 0, no VF
+# device in the system, no virtfn link); otherwise says what is left and
+# returns 1.
+tb_pf_clean() {
+	local n l
+	n=$(cat "/sys/bus/pci/devices/$1/sriov_numvfs")
+	[ "$n" = 0 ] || { echo "sriov_numvfs is $n"; return 1; }
+	n=$(tb_count_all_vfs)
+	[ "$n" = 0 ] || { echo "$n VF devices left: $(ls -d /sys/bus/pci/devices/*/physfn)"; return 1; }
+	for l in "/sys/bus/pci/devices/$1"/virtfn*; do
+		[ -e "$l" ] || [ -L "$l" ] || continue
+		echo "link $l left"; return 1
+	done
+}
+
 # Enables $2 VFs on PF $1: times the sriov_numvfs write (the kernel adds the
 # VFs before the write returns), then waits (bounded, 120 s) until every
 # virtfn link exists.  Prints the write's time in ms; non-zero on failure.

@@ -25,20 +25,6 @@ D=/sys/bus/pci/devices
 FI=/sys/kernel/debug/failslab
 ALLOWED_WARN='WARNING: .* at iommu_setup_default_domain'
 
-nvfs() { set -- $D/*/physfn; [ -e "$1" ] && echo $# || echo 0; }
-
-pf_clean() {  # PF $1 has no VF left: sriov_numvfs 0, no VF device, no virtfn link
-	local n l
-	n=$(cat $D/$1/sriov_numvfs)
-	[ "$n" = 0 ] || { echo "sriov_numvfs is $n"; return 1; }
-	n=$(nvfs)
-	[ "$n" = 0 ] || { echo "$n VF devices left"; return 1; }
-	for l in $D/$1/virtfn*; do
-		[ -e "$l" ] || [ -L "$l" ] || continue
-		echo "link $l left"; return 1
-	done
-}
-
 # make-it-fail on every unbound kworker (new ones are made on demand, so
 # before every attempt)
 mark_kworkers() {
@@ -103,7 +89,7 @@ stage1() {
 			nfail=$((nfail + 1))
 			[ $injw = 1 ] && nworkerfail=$((nworkerfail + 1))
 		fi
-		if ! pf_clean $pf >/tmp/clean.out; then
+		if ! tb_pf_clean $pf >/tmp/clean.out; then
 			tb_check "bytes $b (write failed: $rc, injected in a worker's VF: $injw): PF clean afterwards: $(cat /tmp/clean.out)" false
 			bad=1; break
 		fi
@@ -128,7 +114,7 @@ stage1() {
 	v=$(tb_vfs $pf | head -n 1)
 	tb_check "after the sweep: VF $v bound to vfio-pci" tb_bind_vfio "$v"
 	echo 0 >$D/$pf/sriov_numvfs
-	tb_check "after the sweep: the PF clean again" pf_clean $pf
+	tb_check "after the sweep: the PF clean again" tb_pf_clean $pf
 	tb_kmsg_split "$ALLOWED_WARN"
 	tb_check "after the sweep: no kernel report" sh -c "! grep -Eq '$TB_KMSG_REPORT' /tmp/kmsg.rest"
 	tb_finish

@@ -25,8 +25,6 @@ MAXN=$(tb_arg maxn || echo 5000)
 D=/sys/bus/pci/devices
 FI=/sys/kernel/debug/failslab
 
-nvfs() { set -- $D/*/physfn; [ -e "$1" ] && echo $# || echo 0; }  # VF devices in the system
-
 # WARNs of code outside the series that an injected allocation failure
 # reaches, kept out of the verdict (counted in the figures): the IOMMU
 # core WARNs when it cannot attach a new device to its group's default
@@ -34,18 +32,6 @@ nvfs() { set -- $D/*/physfn; [ -e "$1" ] && echo $# || echo 0; }  # VF devices i
 # failed allocation in intel_iommu_attach_device() causes; the VF then
 # registers without a working DMA domain, as 7.3 does.
 ALLOWED_WARN='WARNING: .* at iommu_setup_default_domain'
-
-pf_clean() {  # PF $1 has no VF left: sriov_numvfs 0, no VF device, no virtfn link
-	local n l
-	n=$(cat $D/$1/sriov_numvfs)
-	[ "$n" = 0 ] || { echo "sriov_numvfs is $n"; return 1; }
-	n=$(nvfs)
-	[ "$n" = 0 ] || { echo "$n VF devices left: $(ls -d $D/*/physfn)"; return 1; }
-	for l in $D/$1/virtfn*; do
-		[ -e "$l" ] || [ -L "$l" ] || continue
-		echo "link $l left"; return 1
-	done
-}
 
 stage1() {
 	local pfs pf v nth out werr inj bad=0 ninj=0 nfail=0 nok=0 ndevadd=0 nstaged=0 nlink=0
@@ -81,7 +67,7 @@ stage1() {
 		else
 			nfail=$((nfail + 1))
 		fi
-		if ! pf_clean $pf >/tmp/clean.out; then
+		if ! tb_pf_clean $pf >/tmp/clean.out; then
 			tb_check "attempt $nth (write errno $werr, injected $inj): PF clean afterwards: $(cat /tmp/clean.out)" false
 			bad=1; break
 		fi
@@ -115,7 +101,7 @@ stage1() {
 	v=$(tb_vfs $pf | head -n 1)
 	tb_check "after the sweep: VF $v bound to vfio-pci" tb_bind_vfio "$v"
 	echo 0 >$D/$pf/sriov_numvfs
-	tb_check "after the sweep: the PF clean again" pf_clean $pf
+	tb_check "after the sweep: the PF clean again" tb_pf_clean $pf
 	tb_kmsg_split "$ALLOWED_WARN"
 	tb_check "after the sweep: no kernel report" sh -c "! grep -Eq '$TB_KMSG_REPORT' /tmp/kmsg.rest"
 	tb_finish

@@ -20,9 +20,6 @@ ITER=$(tb_arg iter || echo 10)
 ENTRIES=uevent,subsystem,config,vendor,device,driver_override,iommu_group,physfn,@virtfn
 D=/sys/bus/pci/devices
 
-nvfs() { set -- $D/*/physfn; [ -e "$1" ] && echo $# || echo 0; }
-
-
 stage1() {
 	pfs=$(tb_pfs)
 	npf=$(echo "$pfs" | wc -w)
@@ -37,7 +34,7 @@ stage1() {
 		t0=$(tb_us)
 		tb_write_numvfs_all $N $mode || { tb_check "round $r ($mode): writing $N to sriov_numvfs" false; bad=1; }
 		t1=$(tb_us)
-		n=$(nvfs)
+		n=$(tb_count_all_vfs)
 		[ "$n" -eq $((npf * N)) ] ||
 			{ tb_check "round $r ($mode): $((npf * N)) VFs after enable (have $n)" false; bad=1; }
 		if [ $r -eq 1 ]; then
@@ -48,7 +45,7 @@ stage1() {
 		fi
 		tb_write_numvfs_all 0 $mode || { tb_check "round $r ($mode): writing 0 to sriov_numvfs" false; bad=1; }
 		t2=$(tb_us)
-		[ "$(nvfs)" -eq 0 ] || { tb_check "round $r ($mode): no VFs after disable" false; bad=1; }
+		[ "$(tb_count_all_vfs)" -eq 0 ] || { tb_check "round $r ($mode): no VFs after disable" false; bad=1; }
 		tb_figure "round-$r-enable-ms" "$(tb_elapsed_ms "$t0" "$t1")" ms
 		tb_figure "round-$r-ms" "$(tb_elapsed_ms "$t0" "$t2")" ms
 		[ $bad -eq 0 ] || break

@@ -17,7 +17,6 @@
 N=32
 ENTRIES=uevent,subsystem,config,vendor,device,driver_override,iommu_group,physfn,@virtfn
 
-
 stage1() {
 	pf=$(tb_pfs)
 	tb_check "one SR-IOV PF" test "$(echo "$pf" | wc -w)" -eq 1

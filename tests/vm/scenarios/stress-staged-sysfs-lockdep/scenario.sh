@@ -27,7 +27,6 @@ DEADLINE=$(tb_arg deadline || echo 0)
 SPLAT='possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|irq lock inversion|unsafe locking scenario|bad unlock balance|held lock freed|lock held when returning|DEBUG_LOCKS_WARN_ON|lockdep is turned off|turning off the locking correctness validator|too low!|BUG:|WARNING:|Oops|Call Trace|blocked for more than'
 D=/sys/bus/pci/devices
 
-nvfs() { set -- $D/*/physfn; [ -e "$1" ] && echo $# || echo 0; }  # VFs in the system
 numvfs() { local pf; for pf in $pfs; do cat $D/$pf/sriov_numvfs; done | tr '\n' ' '; }
 lockdep_figures() {  # lockdep's table use as figures lockdep-$1-*
 	local k v
@@ -103,7 +102,7 @@ stage1() {
 		t0=$(tb_us)
 		tb_write_numvfs_all $N $mode || { tb_check "round $r ($mode): writing $N to sriov_numvfs" false; bad=1; }
 		t1=$(tb_us)
-		n=$(nvfs)
+		n=$(tb_count_all_vfs)
 		[ "$n" -eq $((4 * N)) ] ||
 			{ tb_check "round $r ($mode): $((4 * N)) VFs after enable (have $n; sriov_numvfs $(numvfs))" false; bad=1; }
 		if vfio_round $r; then
@@ -117,7 +116,7 @@ stage1() {
 		t2=$(tb_us)
 		tb_write_numvfs_all 0 $mode || { tb_check "round $r ($mode): writing 0 to sriov_numvfs" false; bad=1; }
 		t3=$(tb_us)
-		n=$(nvfs)
+		n=$(tb_count_all_vfs)
 		[ "$n" -eq 0 ] ||
 			{ tb_check "round $r ($mode): no VFs after disable (have $n; sriov_numvfs $(numvfs))" false; bad=1; }
 		if [ "$TB_BREAK" = plant-splat ] && [ $r -eq 1 ]; then

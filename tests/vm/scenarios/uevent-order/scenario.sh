@@ -14,8 +14,6 @@ N=127
 ROUNDS=$(tb_arg rounds || echo 3)
 D=/sys/bus/pci/devices
 
-nvfs() { set -- $D/*/physfn; [ -e "$1" ] && echo $# || echo 0; }
-
 stage1() {
 	local r t0 t1 t2 n want
 	pfs=$(tb_pfs)
@@ -27,11 +25,11 @@ stage1() {
 		t0=$(tb_us)
 		tb_check "round $r: $N VFs on each PF from four writers at once" tb_write_numvfs_all $N parallel
 		t1=$(tb_us)
-		n=$(nvfs)
+		n=$(tb_count_all_vfs)
 		tb_check "round $r: $((4 * N)) VFs (have $n)" test "$n" -eq $((4 * N))
 		tb_check "round $r: 0 VFs on each PF from four writers at once" tb_write_numvfs_all 0 parallel
 		t2=$(tb_us)
-		tb_check "round $r: no VF left" test "$(nvfs)" -eq 0
+		tb_check "round $r: no VF left" test "$(tb_count_all_vfs)" -eq 0
 		tb_figure "round-$r-enable-ms" "$(tb_elapsed_ms "$t0" "$t1")" ms
 		tb_figure "round-$r-disable-ms" "$(tb_elapsed_ms "$t1" "$t2")" ms
 		r=$((r + 1))

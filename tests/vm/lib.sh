@@ -627,6 +627,42 @@ tb_kmsg_split() {
 		END { if (cut) for (i = 0; i < n; i++) print buf[i] >"/tmp/kmsg.rest" }
 	' /tmp/kmsg.round
 }
+# tb_fault_write_after PF N ERR LABEL: after a fault-injection attempt's
+# write of N to PF's sriov_numvfs (ERR 0: the write succeeded, else its
+# errno or 1): a successful write left N VFs, which are removed again; then
+# the PF must be clean (tb_pf_clean).  Returns 1 after a CHECK FAIL that
+# names LABEL.
+tb_fault_write_after() {
+	local _pf=$1 _n=$2 _err=$3 _label=$4
+	if [ "$_err" = 0 ]; then
+		if [ "$(tb_count_vfs "$_pf")" != "$_n" ]; then
+			tb_check "$_label: the write succeeded and $_n VFs exist (have $(tb_count_vfs "$_pf"))" false
+			return 1
+		fi
+		echo 0 >"/sys/bus/pci/devices/$_pf/sriov_numvfs" ||
+			{ tb_check "$_label: writing 0 to sriov_numvfs" false; return 1; }
+	fi
+	if ! tb_pf_clean "$_pf" >/tmp/clean.out; then
+		tb_check "$_label: PF clean afterwards: $(cat /tmp/clean.out)" false
+		return 1
+	fi
+}
+
+# tb_fault_sweep_end PF N [ALLOWED]: after a fault-injection sweep, the PF
+# still works: N VFs enabled without injection, the first bound to
+# vfio-pci, all removed, the PF clean, and no kernel report in the log
+# since the last tb_kmsg_split but the WARNs matching ALLOWED.
+tb_fault_sweep_end() {
+	local _v
+	tb_check "after the sweep: $2 VFs enabled without injection" tb_enable_vfs "$1" "$2"
+	_v=$(tb_vfs "$1" | head -n 1)
+	tb_check "after the sweep: VF $_v bound to vfio-pci" tb_bind_vfio "$_v"
+	echo 0 >"/sys/bus/pci/devices/$1/sriov_numvfs"
+	tb_check "after the sweep: the PF clean again" tb_pf_clean "$1"
+	tb_kmsg_split "${3:-}"
+	tb_check "after the sweep: no kernel report" sh -c "! grep -Eq '$TB_KMSG_REPORT' /tmp/kmsg.rest"
+}
+
 # tb_fail_attempt N FILE VALUE [ALLOWED]: one attempt of a fault-injection
 # sweep: VALUE written to FILE with the Nth fault-injection point failing
 # (tb-fail-nth), then the kernel log read (tb_kmsg_split ALLOWED).  Leaves

@@ -36,7 +36,7 @@ mark_kworkers() {
 }
 
 stage1() {
-	local pfs pf v b rc left injw=0 ninj=0 nfail=0 nok=0 nworker=0 nworkerfail=0 bad=0 attempts=0
+	local pfs pf b rc left injw=0 ninj=0 nfail=0 nok=0 nworker=0 nworkerfail=0 bad=0 attempts=0
 	pfs=$(tb_pfs)
 	pf=$(echo $pfs | cut -d' ' -f1)
 	tb_check "one SR-IOV PF" test "$(echo $pfs | wc -w)" -eq 1
@@ -79,20 +79,12 @@ stage1() {
 		fi
 		if [ $rc = 0 ]; then
 			nok=$((nok + 1))
-			if [ "$(tb_count_vfs $pf)" != $N ]; then
-				tb_check "bytes $b: the write succeeded and $N VFs exist (have $(tb_count_vfs $pf))" false
-				bad=1; break
-			fi
-			echo 0 >$D/$pf/sriov_numvfs ||
-				{ tb_check "bytes $b: writing 0 to sriov_numvfs" false; bad=1; break; }
 		else
 			nfail=$((nfail + 1))
 			[ $injw = 1 ] && nworkerfail=$((nworkerfail + 1))
 		fi
-		if ! tb_pf_clean $pf >/tmp/clean.out; then
-			tb_check "bytes $b (write failed: $rc, injected in a worker's VF: $injw): PF clean afterwards: $(cat /tmp/clean.out)" false
-			bad=1; break
-		fi
+		tb_fault_write_after $pf $N $rc "bytes $b (write failed: $rc, injected in a worker's VF: $injw)" ||
+			{ bad=1; break; }
 		[ $((attempts % 20)) -eq 0 ] && echo "bytes $b: $ninj injections ($nworker in a worker's VF addition), $nfail writes failed" | tb_info
 		b=$((b + STEP))
 	done
@@ -110,12 +102,6 @@ stage1() {
 	tb_figure allowed-upstream-warns "$(grep -c 'WARNING:' /tmp/kmsg.allowed 2>/dev/null || echo 0)" count
 	tb_check "injections landed in a worker's VF addition and failed the write ($nworker injections, $nworkerfail writes failed by one)" \
 		test "$nworkerfail" -gt 0
-	tb_check "after the sweep: $N VFs enabled without injection" tb_enable_vfs $pf $N
-	v=$(tb_vfs $pf | head -n 1)
-	tb_check "after the sweep: VF $v bound to vfio-pci" tb_bind_vfio "$v"
-	echo 0 >$D/$pf/sriov_numvfs
-	tb_check "after the sweep: the PF clean again" tb_pf_clean $pf
-	tb_kmsg_split "$ALLOWED_WARN"
-	tb_check "after the sweep: no kernel report" sh -c "! grep -Eq '$TB_KMSG_REPORT' /tmp/kmsg.rest"
+	tb_fault_sweep_end $pf $N "$ALLOWED_WARN"
 	tb_finish
 }

@@ -34,7 +34,7 @@ FI=/sys/kernel/debug/failslab
 ALLOWED_WARN='WARNING: .* at iommu_setup_default_domain'
 
 stage1() {
-	local pfs pf v nth out werr inj bad=0 ninj=0 nfail=0 nok=0 ndevadd=0 nstaged=0 nlink=0
+	local pfs pf nth out werr inj bad=0 ninj=0 nfail=0 nok=0 ndevadd=0 nstaged=0 nlink=0
 	pfs=$(tb_pfs)
 	pf=$(echo $pfs | cut -d' ' -f1)
 	tb_check "one SR-IOV PF" test "$(echo $pfs | wc -w)" -eq 1
@@ -56,21 +56,9 @@ stage1() {
 		out=$(cat /tmp/fail.out)
 		werr=${out% *} inj=${out#* }
 		[ "$inj" = 1 ] && ninj=$((ninj + 1))
-		if [ "$werr" = 0 ]; then
-			nok=$((nok + 1))
-			if [ "$(tb_count_vfs $pf)" != $N ]; then
-				tb_check "attempt $nth: the write succeeded and $N VFs exist (have $(tb_count_vfs $pf))" false
-				bad=1; break
-			fi
-			echo 0 >$D/$pf/sriov_numvfs ||
-				{ tb_check "attempt $nth: writing 0 to sriov_numvfs" false; bad=1; break; }
-		else
-			nfail=$((nfail + 1))
-		fi
-		if ! tb_pf_clean $pf >/tmp/clean.out; then
-			tb_check "attempt $nth (write errno $werr, injected $inj): PF clean afterwards: $(cat /tmp/clean.out)" false
-			bad=1; break
-		fi
+		if [ "$werr" = 0 ]; then nok=$((nok + 1)); else nfail=$((nfail + 1)); fi
+		tb_fault_write_after $pf $N "$werr" "attempt $nth (write errno $werr, injected $inj)" ||
+			{ bad=1; break; }
 		[ "$inj" = 1 ] || break
 		[ $((nth % 100)) -eq 0 ] && echo "attempt $nth: $nfail writes failed, $nok succeeded so far" | tb_info
 		nth=$((nth + 1))
@@ -97,12 +85,6 @@ stage1() {
 	tb_figure injections-in-vf-links "$nlink" count
 	tb_check "the sweep reached a VF's device_add() ($ndevadd injections below pci_iov_add_virtfn -> device_add)" test "$ndevadd" -gt 0
 	echo 0 >$FI/verbose
-	tb_check "after the sweep: $N VFs enabled without injection" tb_enable_vfs $pf $N
-	v=$(tb_vfs $pf | head -n 1)
-	tb_check "after the sweep: VF $v bound to vfio-pci" tb_bind_vfio "$v"
-	echo 0 >$D/$pf/sriov_numvfs
-	tb_check "after the sweep: the PF clean again" tb_pf_clean $pf
-	tb_kmsg_split "$ALLOWED_WARN"
-	tb_check "after the sweep: no kernel report" sh -c "! grep -Eq '$TB_KMSG_REPORT' /tmp/kmsg.rest"
+	tb_fault_sweep_end $pf $N "$ALLOWED_WARN"
 	tb_finish
 }

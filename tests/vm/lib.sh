@@ -663,16 +663,17 @@ tb_fault_sweep_end() {
 	tb_check "after the sweep: no kernel report" sh -c "! grep -Eq '$TB_KMSG_REPORT' /tmp/kmsg.rest"
 }
 
-# tb_fail_attempt N FILE VALUE [ALLOWED]: one attempt of a fault-injection
-# sweep: VALUE written to FILE with the Nth fault-injection point failing
-# (tb-fail-nth), then the kernel log read (tb_kmsg_split ALLOWED).  Leaves
+# tb_fail_attempt N FILE VALUE [ALLOWED] [CPU]: one attempt of a
+# fault-injection sweep: VALUE written to FILE with the Nth fault-injection
+# point failing (tb-fail-nth, pinned to CPU if given: per-CPU caches decide
+# some allocations), then the kernel log read (tb_kmsg_split ALLOWED).  Leaves
 # "<errno of the write, 0 if it succeeded> <injected: 1|0>" in
 # /tmp/fail.out and returns 0; returns 1 after a CHECK FAIL when tb-fail-nth
 # was killed (an oops, most likely) or the log holds a kernel report (the
 # log then goes to the console).
 tb_fail_attempt() {
 	local out
-	if ! out=$(tb-fail-nth "$1" "$2" "$3"); then
+	if ! out=$(${5:+taskset -c "$5"} tb-fail-nth "$1" "$2" "$3"); then
 		tb_check "attempt $1: tb-fail-nth ran (not killed)" false
 		dmesg | tail -n 120 >/dev/console
 		return 1

@@ -6,13 +6,26 @@
 # the VFIO group (its allocation, name, chardev and device_add()), the
 # vfio-dev device.
 #
+# The sweep runs once with the writer pinned to each CPU: whether a
+# kernfs node's creation allocates an IDR node (idr_preload() refills a
+# per-CPU pool only when it runs low) depends on that CPU's history, so
+# the calls before the Nth are not the same in every attempt and one
+# sweep can step over an allocation; pinned to another CPU it meets the
+# bind's allocations at other offsets.
+#
 # After every attempt:
 #  - no kernel report in the log other than the injection's own stack dump
 #    (no Oops, BUG, WARNING, KASAN, list or refcount corruption);
 #  - a failed bind left the VF without a driver and without /dev/vfio/G
 #    (G: the VF's IOMMU group);
-#  - a successful one left the VF on vfio-pci with /dev/vfio/G, and is
-#    unbound again.
+#  - a successful one left the VF on vfio-pci with the group's chardev
+#    registered (/sys/class/vfio/G/dev) and its node /dev/vfio/G, and is
+#    unbound again.  One exception, 7.3's own: when the injection failed
+#    vfio_devnode()'s name allocation (device_get_devnode() under
+#    devtmpfs_create_node()), device_get_devnode() falls back to the
+#    device's name and devtmpfs makes /dev/G instead; that node must then
+#    be the group's chardev (its major:minor), and as devtmpfs never
+#    removes it (the removal asks for /dev/vfio/G) the scenario does.
 # At the end the VF binds without injection, is unbound, and both VFs are
 # disabled: their IOMMU groups must then be gone from
 # /sys/kernel/iommu_groups (a reference a failed bind leaked keeps one).
@@ -31,8 +44,75 @@ vf_unbound() {  # VF $1 has no driver and no VFIO group chardev $2
 	[ ! -e "/sys/class/vfio/$(basename "$2")" ] || { echo "/sys/class/vfio/$(basename "$2") exists"; return 1; }
 }
 
+# node_is PATH MAJ:MIN: PATH is the character device MAJ:MIN (decimal, as
+# sysfs's dev attribute has it)
+node_is() {
+	[ -c "$1" ] && [ "$(stat -c '%t:%T' "$1")" = "$(printf '%x:%x' "${2%:*}" "${2#*:}")" ]
+}
+
+# bound_ok VF G INJ: after a bind that succeeded, VF is on vfio-pci and
+# group G's chardev is registered with its node (above); INJ 1 when the
+# attempt injected a failure (its stack is then the last line of
+# /tmp/kmsg.inj).  Prints what is wrong and returns 1, or returns 0 and
+# prints "fallback" when the node is 7.3's fallback /dev/G.
+bound_ok() {
+	local vf=$1 g=$2 inj=$3 majmin
+	[ "$(tb_driver_of "$vf")" = vfio-pci ] || { echo "$vf on '$(tb_driver_of "$vf")', not vfio-pci"; return 1; }
+	majmin=$(cat "/sys/class/vfio/$g/dev" 2>/dev/null) ||
+		{ echo "no /sys/class/vfio/$g/dev"; return 1; }
+	node_is "/dev/vfio/$g" "$majmin" && return 0
+	if [ "$inj" = 1 ] &&
+	   tail -n 1 /tmp/kmsg.inj | grep -q ' device_get_devnode+[^ ]* devtmpfs_create_node+' &&
+	   [ ! -e "/dev/vfio/$g" ] && node_is "/dev/$g" "$majmin"; then
+		echo fallback
+		return 0
+	fi
+	echo "no /dev/vfio/$g with the group's chardev $majmin"
+	return 1
+}
+
+# sweep CPU VF G: the sweep above with tb-fail-nth pinned to CPU, VF in
+# IOMMU group G.  Leaves "<injections> <binds failed> <binds succeeded>
+# <fallback nodes> <last N>" in /tmp/sweep.out; returns 1 after a CHECK FAIL.
+sweep() {
+	local cpu=$1 vf=$2 g=$3 nth=1 out werr inj ok ninj=0 nfail=0 nok=0 nfb=0
+	echo "sweep on CPU $cpu: $vf bound to vfio-pci with fault N failing, N = 1.. (at most $MAXN)" | tb_info
+	while [ $nth -le "$MAXN" ]; do
+		tb_log "CPU $cpu attempt $nth"
+		tb_fail_attempt $nth $DRV/bind "$vf" "" "$cpu" || return 1
+		out=$(cat /tmp/fail.out)
+		werr=${out% *} inj=${out#* }
+		[ "$inj" = 1 ] && ninj=$((ninj + 1))
+		if [ "$werr" = 0 ]; then
+			nok=$((nok + 1))
+			if ! ok=$(bound_ok "$vf" "$g" "$inj"); then
+				tb_check "CPU $cpu attempt $nth: the bind succeeded: $ok" false
+				return 1
+			fi
+			echo "$vf" >$DRV/unbind ||
+				{ tb_check "CPU $cpu attempt $nth: unbinding $vf" false; return 1; }
+			if [ "$ok" = fallback ]; then
+				nfb=$((nfb + 1))
+				echo "CPU $cpu attempt $nth: vfio_devnode() failed, 7.3 made /dev/$g" | tb_info
+				rm -f "/dev/$g"
+			fi
+		else
+			nfail=$((nfail + 1))
+		fi
+		if ! vf_unbound "$vf" "/dev/vfio/$g" >/tmp/unbound.out; then
+			tb_check "CPU $cpu attempt $nth (bind errno $werr, injected $inj): $vf unbound afterwards: $(cat /tmp/unbound.out)" false
+			return 1
+		fi
+		[ "$inj" = 1 ] || break
+		[ $((nth % 100)) -eq 0 ] && echo "CPU $cpu attempt $nth: $nfail binds failed, $nok succeeded so far" | tb_info
+		nth=$((nth + 1))
+	done
+	echo "$ninj $nfail $nok $nfb $nth" >/tmp/sweep.out
+	tb_check "CPU $cpu: the sweep ended (attempt $nth made fewer than $nth injectable calls; at most $MAXN)" test "$inj" = 0
+}
+
 stage1() {
-	local pfs pf v vf2 g g2 dev nth out werr inj bad=0 ninj=0 nfail=0 nok=0 ngroup=0
+	local pfs pf v vf2 g g2 dev cpu s ncpu ninj=0 nfail=0 nok=0 nfb=0 ngroup=0 ndevnode=0
 	pfs=$(tb_pfs)
 	pf=$(echo $pfs | cut -d' ' -f1)
 	tb_check "one SR-IOV PF" test "$(echo $pfs | wc -w)" -eq 1
@@ -50,52 +130,31 @@ stage1() {
 	echo 2 >$FI/verbose
 	dmesg -c >/dev/null
 	rm -f /tmp/kmsg.inj /tmp/kmsg.allowed
-	echo "sweep: $v bound to vfio-pci with fault N failing, N = 1.. (at most $MAXN)" | tb_info
-	nth=1
-	while [ $nth -le "$MAXN" ]; do
-		tb_log "attempt $nth"
-		if ! tb_fail_attempt $nth $DRV/bind "$v"; then
-			bad=1
-			break
+	ncpu=$(grep -c '^processor' /proc/cpuinfo)
+	for cpu in $(seq 0 $((ncpu - 1))); do
+		if ! sweep "$cpu" "$v" "$g"; then
+			tb_finish
+			return
 		fi
-		out=$(cat /tmp/fail.out)
-		werr=${out% *} inj=${out#* }
-		[ "$inj" = 1 ] && ninj=$((ninj + 1))
-		if [ "$werr" = 0 ]; then
-			nok=$((nok + 1))
-			if [ "$(tb_driver_of "$v")" != vfio-pci ] || [ ! -c "$dev" ]; then
-				tb_check "attempt $nth: the bind succeeded, $v on vfio-pci with $dev" false
-				bad=1; break
-			fi
-			echo "$v" >$DRV/unbind ||
-				{ tb_check "attempt $nth: unbinding $v" false; bad=1; break; }
-		else
-			nfail=$((nfail + 1))
-		fi
-		if ! vf_unbound "$v" "$dev" >/tmp/unbound.out; then
-			tb_check "attempt $nth (bind errno $werr, injected $inj): $v unbound afterwards: $(cat /tmp/unbound.out)" false
-			bad=1; break
-		fi
-		[ "$inj" = 1 ] || break
-		[ $((nth % 100)) -eq 0 ] && echo "attempt $nth: $nfail binds failed, $nok succeeded so far" | tb_info
-		nth=$((nth + 1))
+		s=$(cat /tmp/sweep.out)
+		tb_say "CHECK ok CPU $cpu: $((${s##* } - 1)) attempts, every failed bind left $v unbound, every successful one with its group's chardev node, the kernel log without a report"
+		set -- $s
+		ninj=$((ninj + $1)) nfail=$((nfail + $2)) nok=$((nok + $3)) nfb=$((nfb + $4))
 	done
-	if [ $bad = 1 ]; then
-		tb_finish
-		return
-	fi
-	tb_check "the sweep ended (attempt $nth made fewer than $nth injectable calls; at most $MAXN)" test "$inj" = 0
-	tb_say "CHECK ok every failed bind left $v unbound and the kernel log without a report ($nfail failed, $nok succeeded)"
 	[ -f /tmp/kmsg.inj ] || : >/tmp/kmsg.inj
 	# each line is one injection's stack (innermost first, one token a frame)
 	ngroup=$(grep -c ' cdev_device_add+.* vfio_' /tmp/kmsg.inj || true)
+	ndevnode=$(grep -c ' device_get_devnode+[^ ]* devtmpfs_create_node+' /tmp/kmsg.inj || true)
 	tb_figure injections "$ninj" count
 	tb_figure binds-failed "$nfail" count
+	tb_figure binds-succeeded "$nok" count
 	tb_figure injections-in-group-cdev-device-add "$ngroup" count
-	tb_check "the sweep reached the VFIO group's cdev_device_add() ($ngroup injections)" test "$ngroup" -gt 0
+	tb_figure injections-in-devtmpfs-devnode "$ndevnode" count
+	tb_figure binds-with-fallback-node "$nfb" count
+	tb_check "the sweeps reached the VFIO group's cdev_device_add() ($ngroup injections)" test "$ngroup" -gt 0
 	echo 0 >$FI/verbose
-	tb_check "after the sweep: $v bound to vfio-pci" tb_bind_vfio "$v"
-	tb_check "after the sweep: $dev is a character device" test -c "$dev"
+	tb_check "after the sweeps: $v bound to vfio-pci" tb_bind_vfio "$v"
+	tb_check "after the sweeps: $dev is a character device" test -c "$dev"
 	echo "$v" >$DRV/unbind
 	g2=$(basename "$(readlink $D/$vf2/iommu_group)")
 	echo 0 >$D/$pf/sriov_numvfs
@@ -104,6 +163,6 @@ stage1() {
 	tb_check "after the VFs are disabled: IOMMU group $g2 gone from /sys/kernel/iommu_groups" \
 		test ! -e /sys/kernel/iommu_groups/$g2
 	tb_kmsg_split
-	tb_check "after the sweep: no kernel report" sh -c "! grep -Eq '$TB_KMSG_REPORT' /tmp/kmsg.rest"
+	tb_check "after the sweeps: no kernel report" sh -c "! grep -Eq '$TB_KMSG_REPORT' /tmp/kmsg.rest"
 	tb_finish
 }

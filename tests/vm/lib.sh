@@ -674,7 +674,7 @@ tb_fault_sweep_end() {
 tb_fail_attempt() {
 	local out
 	if ! out=$(${5:+taskset -c "$5"} tb-fail-nth "$1" "$2" "$3"); then
-		tb_check "attempt $1: tb-fail-nth ran (not killed)" false
+		tb_check "attempt $1: tb-fail-nth ran${5:+ (pinned to CPU $5)} (not killed)" false
 		dmesg | tail -n 120 >/dev/console
 		return 1
 	fi

@@ -6,12 +6,13 @@
 # the VFIO group (its allocation, name, chardev and device_add()), the
 # vfio-dev device.
 #
-# The sweep runs once with the writer pinned to each CPU: whether a
-# kernfs node's creation allocates an IDR node (idr_preload() refills a
-# per-CPU pool only when it runs low) depends on that CPU's history, so
-# the calls before the Nth are not the same in every attempt and one
-# sweep can step over an allocation; pinned to another CPU it meets the
-# bind's allocations at other offsets.
+# The sweep runs once with the writer pinned to each online CPU.  Whether
+# a kernfs node's creation allocates a radix-tree node for the root's inode
+# IDR depends on where the IDR's cyclic cursor stands (every node created
+# anywhere moves it) and on the CPU's idr_preload() pool, so the calls
+# before the Nth are not the same in every attempt and a sweep can step
+# over an allocation.  Sweeping again, on another CPU, makes a miss less
+# likely; it does not rule one out.
 #
 # After every attempt:
 #  - no kernel report in the log other than the injection's own stack dump
@@ -38,10 +39,25 @@ DRV=/sys/bus/pci/drivers/vfio-pci
 FI=/sys/kernel/debug/failslab
 MAXN=$(tb_arg maxn || echo 5000)
 
-vf_unbound() {  # VF $1 has no driver and no VFIO group chardev $2
+# vf_unbound VF DEV: VF has no driver and no VFIO group chardev DEV
+# (/dev/vfio/G), nor /dev/G (7.3's fallback node, below)
+vf_unbound() {
 	[ ! -e "$D/$1/driver" ] || { echo "bound to $(tb_driver_of "$1")"; return 1; }
 	[ ! -e "$2" ] || { echo "$2 exists"; return 1; }
 	[ ! -e "/sys/class/vfio/$(basename "$2")" ] || { echo "/sys/class/vfio/$(basename "$2") exists"; return 1; }
+	[ ! -e "/dev/$(basename "$2")" ] || { echo "/dev/$(basename "$2") exists"; return 1; }
+}
+
+# The stack of a failed allocation of the group's node name: vfio_devnode()
+# (a tail call, so not in the stack) -> kasprintf(), under
+# devtmpfs_create_node() for the group's device (staged: from its
+# publication in device_add()); one line of /tmp/kmsg.inj
+DEVNODE_STACK=' kasprintf+[^ ]* device_get_devnode+[^ ]* devtmpfs_create_node+.* cdev_device_add+[^ ]* vfio_group_'
+
+# online_cpus: the online CPUs' numbers, one a line
+online_cpus() {
+	tr ',' '\n' </sys/devices/system/cpu/online |
+		awk -F- 'NF == 1 { print $1 } NF == 2 { for (i = $1; i <= $2; i++) print i }'
 }
 
 # node_is PATH MAJ:MIN: PATH is the character device MAJ:MIN (decimal, as
@@ -50,19 +66,18 @@ node_is() {
 	[ -c "$1" ] && [ "$(stat -c '%t:%T' "$1")" = "$(printf '%x:%x' "${2%:*}" "${2#*:}")" ]
 }
 
-# bound_ok VF G INJ: after a bind that succeeded, VF is on vfio-pci and
-# group G's chardev is registered with its node (above); INJ 1 when the
-# attempt injected a failure (its stack is then the last line of
-# /tmp/kmsg.inj).  Prints what is wrong and returns 1, or returns 0 and
-# prints "fallback" when the node is 7.3's fallback /dev/G.
+# bound_ok VF G STACK: after a bind that succeeded, VF is on vfio-pci and
+# group G's chardev is registered with its node (above); STACK is the
+# attempt's injected stack (empty if none).  Prints what is wrong and
+# returns 1, or returns 0 and prints "fallback" when the node is 7.3's
+# fallback /dev/G.
 bound_ok() {
-	local vf=$1 g=$2 inj=$3 majmin
+	local vf=$1 g=$2 stack=$3 majmin
 	[ "$(tb_driver_of "$vf")" = vfio-pci ] || { echo "$vf on '$(tb_driver_of "$vf")', not vfio-pci"; return 1; }
 	majmin=$(cat "/sys/class/vfio/$g/dev" 2>/dev/null) ||
 		{ echo "no /sys/class/vfio/$g/dev"; return 1; }
 	node_is "/dev/vfio/$g" "$majmin" && return 0
-	if [ "$inj" = 1 ] &&
-	   tail -n 1 /tmp/kmsg.inj | grep -q ' device_get_devnode+[^ ]* devtmpfs_create_node+' &&
+	if echo "$stack" | grep -q "$DEVNODE_STACK" &&
 	   [ ! -e "/dev/vfio/$g" ] && node_is "/dev/$g" "$majmin"; then
 		echo fallback
 		return 0
@@ -75,17 +90,27 @@ bound_ok() {
 # IOMMU group G.  Leaves "<injections> <binds failed> <binds succeeded>
 # <fallback nodes> <last N>" in /tmp/sweep.out; returns 1 after a CHECK FAIL.
 sweep() {
-	local cpu=$1 vf=$2 g=$3 nth=1 out werr inj ok ninj=0 nfail=0 nok=0 nfb=0
+	local cpu=$1 vf=$2 g=$3 nth=1 out werr inj ok n0 n1 stack ninj=0 nfail=0 nok=0 nfb=0
 	echo "sweep on CPU $cpu: $vf bound to vfio-pci with fault N failing, N = 1.. (at most $MAXN)" | tb_info
 	while [ $nth -le "$MAXN" ]; do
 		tb_log "CPU $cpu attempt $nth"
+		n0=$(cat /tmp/kmsg.inj 2>/dev/null | wc -l)
 		tb_fail_attempt $nth $DRV/bind "$vf" "" "$cpu" || return 1
 		out=$(cat /tmp/fail.out)
 		werr=${out% *} inj=${out#* }
+		n1=$(cat /tmp/kmsg.inj 2>/dev/null | wc -l)
+		# an injected attempt dumps one stack, or none when the failed
+		# allocation was __GFP_NOWARN (fault injection does not dump those)
+		stack=
+		if [ "$n1" -gt $((n0 + inj)) ]; then
+			tb_check "CPU $cpu attempt $nth: at most $inj injection stack in the kernel log (have $((n1 - n0)))" false
+			return 1
+		fi
+		[ "$n1" -gt "$n0" ] && stack=$(tail -n 1 /tmp/kmsg.inj)
 		[ "$inj" = 1 ] && ninj=$((ninj + 1))
 		if [ "$werr" = 0 ]; then
 			nok=$((nok + 1))
-			if ! ok=$(bound_ok "$vf" "$g" "$inj"); then
+			if ! ok=$(bound_ok "$vf" "$g" "$stack"); then
 				tb_check "CPU $cpu attempt $nth: the bind succeeded: $ok" false
 				return 1
 			fi
@@ -108,11 +133,14 @@ sweep() {
 		nth=$((nth + 1))
 	done
 	echo "$ninj $nfail $nok $nfb $nth" >/tmp/sweep.out
-	tb_check "CPU $cpu: the sweep ended (attempt $nth made fewer than $nth injectable calls; at most $MAXN)" test "$inj" = 0
+	if [ "$inj" != 0 ]; then
+		tb_check "CPU $cpu: the sweep ended (an attempt made fewer than N injectable calls by N = $MAXN)" false
+		return 1
+	fi
 }
 
 stage1() {
-	local pfs pf v vf2 g g2 dev cpu s ncpu ninj=0 nfail=0 nok=0 nfb=0 ngroup=0 ndevnode=0
+	local pfs pf v vf2 g g2 dev cpu s ninj=0 nfail=0 nok=0 nfb=0 ngroup=0 ndevnode=0
 	pfs=$(tb_pfs)
 	pf=$(echo $pfs | cut -d' ' -f1)
 	tb_check "one SR-IOV PF" test "$(echo $pfs | wc -w)" -eq 1
@@ -130,21 +158,20 @@ stage1() {
 	echo 2 >$FI/verbose
 	dmesg -c >/dev/null
 	rm -f /tmp/kmsg.inj /tmp/kmsg.allowed
-	ncpu=$(grep -c '^processor' /proc/cpuinfo)
-	for cpu in $(seq 0 $((ncpu - 1))); do
+	for cpu in $(online_cpus); do
 		if ! sweep "$cpu" "$v" "$g"; then
 			tb_finish
 			return
 		fi
 		s=$(cat /tmp/sweep.out)
-		tb_say "CHECK ok CPU $cpu: $((${s##* } - 1)) attempts, every failed bind left $v unbound, every successful one with its group's chardev node, the kernel log without a report"
+		tb_say "CHECK ok CPU $cpu: the sweep ended at N = ${s##* } after ${s%% *} injections; every failed bind left $v unbound, every successful one with its group's chardev node, the kernel log without a report"
 		set -- $s
 		ninj=$((ninj + $1)) nfail=$((nfail + $2)) nok=$((nok + $3)) nfb=$((nfb + $4))
 	done
 	[ -f /tmp/kmsg.inj ] || : >/tmp/kmsg.inj
 	# each line is one injection's stack (innermost first, one token a frame)
 	ngroup=$(grep -c ' cdev_device_add+.* vfio_' /tmp/kmsg.inj || true)
-	ndevnode=$(grep -c ' device_get_devnode+[^ ]* devtmpfs_create_node+' /tmp/kmsg.inj || true)
+	ndevnode=$(grep -c "$DEVNODE_STACK" /tmp/kmsg.inj || true)
 	tb_figure injections "$ninj" count
 	tb_figure binds-failed "$nfail" count
 	tb_figure binds-succeeded "$nok" count

@@ -665,8 +665,8 @@ tb_fault_sweep_end() {
 
 # tb_fail_attempt N FILE VALUE [ALLOWED] [CPU]: one attempt of a
 # fault-injection sweep: VALUE written to FILE with the Nth fault-injection
-# point failing (tb-fail-nth, pinned to CPU if given: per-CPU caches decide
-# some allocations), then the kernel log read (tb_kmsg_split ALLOWED).  Leaves
+# point failing (tb-fail-nth, pinned to CPU if given), then the kernel log
+# read (tb_kmsg_split ALLOWED).  Leaves
 # "<errno of the write, 0 if it succeeded> <injected: 1|0>" in
 # /tmp/fail.out and returns 0; returns 1 after a CHECK FAIL when tb-fail-nth
 # was killed (an oops, most likely) or the log holds a kernel report (the

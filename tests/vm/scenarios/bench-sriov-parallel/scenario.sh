@@ -33,7 +33,8 @@
 #                   PFs' CPU taken from /proc/stat, so that it counts the
 #                   work a PF's enable hands to kworkers (kernel submission
 #                   9 adds a PF's VFs from workers, whose CPU the writers'
-#                   own figures miss); it also counts the bench's forks
+#                   own figures miss); it also counts the bench's forks,
+#                   so it is printed, not checked as a lower bound
 #   one-vf-cpu      the largest writer CPU of a one-VF enable over the PFs
 #   *-exec          the writers' CPU summed: se.sum_exec_runtime, read from
 #                   /proc/self/sched in ms (it is brought up to date at

@@ -35,6 +35,29 @@
 #                   9 adds a PF's VFs from workers, whose CPU the writers'
 #                   own figures miss); it also counts the bench's forks,
 #                   so it is printed, not checked as a lower bound
+#   bound-work      bound with the enables' whole CPU (work-sum): the
+#                   writers' (se.sum_exec_runtime) and every kernel
+#                   thread's (kworkers included), the smaller of the four
+#                   PFs alone summed and the serial run; unlike bound-sys
+#                   it counts no fork of the bench's (the forks run in the
+#                   bench's shells, not in kernel threads)
+#   bound-settle-work bound-settle with work-sum instead of the writers'
+#                   CPU: the floor for four writers started at once when
+#                   part of the work runs in kworkers, under bound-settle's
+#                   assumptions (parallel-work-over-work-sum shows the last
+#                   one's: below 1, the four needed less CPU together)
+#   settle-over-bound, settle-work-over-bound-work: bound-settle / bound,
+#                   bound-settle-work / bound-work: above 1.25, the target
+#                   "four writers <= 1.25 x bound" is below what any
+#                   schedule can reach in that round
+#   *-kthread-exec  the kernel threads' CPU in that window (alone: the four
+#                   windows summed), less kthread-base each
+#   kthread-base    the kernel threads' CPU in a window of the same make
+#                   (snapshots around two host samples, 600 ms, after a
+#                   disable) with no write: their background and the last
+#                   disable's deferred work; serial-null-kthread-exec: the
+#                   same in the null run's window (no host samples)
+#   parallel-work-exec: the parallel run's writers' and kernel threads' CPU
 #   one-vf-cpu      the largest writer CPU of a one-VF enable over the PFs
 #   *-exec          the writers' CPU summed: se.sum_exec_runtime, read from
 #                   /proc/self/sched in ms (it is brought up to date at
@@ -95,9 +118,12 @@
 #                   their extra context switches x calib-switch-process-us
 #                   (how much of that CPU switching alone would explain)
 #
-# Lower bounds checked (a figure below them is a measuring bug, it fails):
+# Lower bounds checked (a figure below them is a measuring bug, or for
+# bound-settle and bound-settle-work a broken assumption of theirs; it
+# fails):
 # every enable >= 100 ms (the kernel's msleep(100)); serial >= the sum of
-# its four parts; parallel >= each of its own writes and >= bound-settle;
+# its four parts; parallel >= each of its own writes, >= bound-settle and
+# >= bound-settle-work;
 # every writer's exec CPU > 0 and <= its wall time; tb-pwrite's runs >=
 # bound-settle.
 N=127
@@ -134,6 +160,41 @@ cpustat_to() {
 	read -r c u n s i w q sq st rest </proc/stat
 	echo "$(( (u + n + s + q + sq + st) * 10 )) $(( (i + w) * 10 )) $(( (u + n) * 10 )) $(( s * 10 ))" \
 		"$(( (q + sq) * 10 ))" >"$1"
+}
+# kthreads_to FILE: "PID sum_exec_runtime_ms" of every kernel thread
+# (PF_KTHREAD, 0x200000, in /proc/PID/stat's flags) into FILE, from
+# /proc/PID/sched: the CPU that kworkers spend for an enable (kernel
+# submission 9 adds a PF's VFs from workers), which the writers' own
+# figures miss.  Runtime, not /proc/stat's tick samples (a running
+# thread's can lag by a tick, as the writers').  What kernel threads do
+# anyway in a window is measured apart (kthread-base below).  Outside the
+# timed windows (it reads two files per kernel thread); builtins only.
+# Non-zero when it found none.
+kthreads_to() {
+	local out=$1 d line
+	: >"$out"
+	for d in /proc/[0-9]*; do
+		read -r line 2>/dev/null <"$d/stat" || continue
+		# after the comm: state ppid pgrp session tty_nr tpgid flags
+		set -- ${line##*) }
+		[ $# -ge 7 ] && [ $(( $7 & 0x200000 )) -ne 0 ] || continue
+		kthread_exec "$d" "${d#/proc/}" >>"$out"
+	done
+	[ -s "$out" ]
+}
+kthread_exec() {  # kthread_exec DIR PID: "PID ms" from DIR/sched
+	local k c v
+	while read -r k c v; do
+		case $k in se.sum_exec_runtime) echo "$2 $v"; return ;; esac
+	done 2>/dev/null <"$1/sched"
+}
+# kthreads_ms A B: the kernel threads' CPU between kthreads_to files A and
+# B, ms (a thread started in between counts from 0, as does a PID whose
+# runtime went down, a new thread on a reused PID; one that ended is lost:
+# kworkers end after minutes idle)
+kthreads_ms() {
+	awk 'FILENAME == ARGV[1] { a[$1] = $2; next }
+		{ d = $2 - (($1 in a) ? a[$1] : 0); s += (d < 0) ? $2 : d } END { printf "%.1f", s }' "$1" "$2"
 }
 # ipis_to FILE: "RES CAL TLB LOC" of the whole guest into FILE, from
 # /proc/interrupts (rescheduling, function call and TLB shootdown IPIs,
@@ -313,9 +374,11 @@ stage1() {
 		slowest=0 cpusum=0 i=0
 		for pf in $pfs; do
 			i=$((i + 1))
+			kthreads_to /tmp/kt-alone0-$pf
 			tb_hostsample begin r$r-alone-$i
 			enable "$pf" $N /tmp/alone-$pf || tb_check "round $r: $pf alone: writing $N to sriov_numvfs" false
 			tb_hostsample end r$r-alone-$i
+			kthreads_to /tmp/kt-alone1-$pf
 			result /tmp/alone-$pf
 			tb_check "round $r: $pf alone: $N VFs" test "$(tb_count_vfs "$pf")" -eq $N
 			tb_check_ge "round $r: $pf alone" "$(f1 /tmp/alone-$pf)" $TB_ENABLE_MIN_MS "the kernel's msleep(100)"
@@ -327,6 +390,16 @@ stage1() {
 			cpusum=$((cpusum + $(f2 /tmp/alone-$pf)))
 			echo 0 >"$D/$pf/sriov_numvfs"
 		done
+		# kthread-base: the kernel threads' CPU in a window like the
+		# others' (snapshots around the host's two samples, after a
+		# disable) with no write in it: their background and the last
+		# disable's deferred work, taken off each window's figure below
+		kthreads_to /tmp/kt-base0 || tb_check "round $r: kernel threads found in /proc" false
+		tb_hostsample begin r$r-kbase
+		tb_hostsample end r$r-kbase
+		kthreads_to /tmp/kt-base1
+		kbase=$(kthreads_ms /tmp/kt-base0 /tmp/kt-base1)
+		tb_figure "r$r-kthread-base-ms" "$kbase" ms
 		alonefiles=$(for pf in $pfs; do echo /tmp/alone-$pf; done)
 		execsum=$(sumf 3 $alonefiles)
 		bound=$(max "$slowest" "$(awk -v c="$cpusum" -v n="$NCPU" 'BEGIN { printf "%.1f", c / n }')")
@@ -338,6 +411,7 @@ stage1() {
 		# PF after PF
 		# (the four writers' forks, reads and writes between the two
 		# /proc/stat reads)
+		kthreads_to /tmp/kt-ser0
 		tb_hostsample begin r$r-serial
 		ipis_to /tmp/ipi-ser0
 		cpustat_to /tmp/st-ser0
@@ -349,6 +423,7 @@ stage1() {
 		cpustat_to /tmp/st-ser1
 		ipis_to /tmp/ipi-ser1
 		tb_hostsample end r$r-serial
+		kthreads_to /tmp/kt-ser1
 		ipi_figures r$r-serial /tmp/ipi-ser0 /tmp/ipi-ser1
 		serial=$(ms_between /tmp/ser-c0 /tmp/ser-c1)
 		for pf in $pfs; do result /tmp/ser-$pf; done
@@ -379,10 +454,37 @@ stage1() {
 		tb_figure "r$r-bound-sys-ms" "$boundsys" ms
 		# the same four subshells writing to /dev/null instead: what the
 		# bench itself costs the guest in a serial run (forks, readings)
+		kthreads_to /tmp/kt-nul0
 		cpustat_to /tmp/st-nul0
 		for pf in $pfs; do timed_write /dev/null $N /tmp/nul-$pf; done
 		cpustat_to /tmp/st-nul1
+		kthreads_to /tmp/kt-nul1
 		tb_figure "r$r-serial-null-sys-busy-ms" "$(cpudiff /tmp/st-nul0 /tmp/st-nul1 1)" ms
+		tb_figure "r$r-serial-null-kthread-exec-ms" "$(kthreads_ms /tmp/kt-nul0 /tmp/kt-nul1)" ms
+		# bound-work, bound-settle-work: bound and bound-settle with the
+		# enables' whole CPU, the writers' and the kernel threads' (runtime,
+		# unlike bound-sys's ticks, and no fork of the bench's), each
+		# window's kernel-thread figure less kthread-base; the smaller of
+		# the four alone (summed) and the serial run
+		alonek=$(for pf in $pfs; do kthreads_ms /tmp/kt-alone0-$pf /tmp/kt-alone1-$pf; echo; done |
+			awk -v b="$kbase" '{ x = $1 - b; s += (x > 0) ? x : 0 } END { printf "%.1f", s }')
+		serk=$(awk -v k="$(kthreads_ms /tmp/kt-ser0 /tmp/kt-ser1)" -v b="$kbase" \
+			'BEGIN { x = k - b; printf "%.1f", (x > 0) ? x : 0 }')
+		tb_figure "r$r-alone-kthread-exec-ms" "$alonek" ms
+		tb_figure "r$r-serial-kthread-exec-ms" "$serk" ms
+		worksum=$(awk -v a="$execsum" -v ak="$alonek" -v s="$(sumf 3 $serfiles)" -v sk="$serk" \
+			'BEGIN { x = a + ak; y = s + sk; printf "%.1f", (y < x) ? y : x }')
+		tb_figure "r$r-work-sum-ms" "$worksum" ms
+		boundwork=$(max "$slowest" "$(awk -v c="$worksum" -v n="$NCPU" 'BEGIN { printf "%.1f", c / n }')")
+		tb_figure "r$r-bound-work-ms" "$boundwork" ms
+		bsettlework=$(echo "$minsum" | awk -v s="$TB_ENABLE_MIN_MS" -v c="$worksum" -v o="$onecpu" -v n="$NCPU" '{
+			x = c - 4 * o; if (x < 0) x = 0; x = s + x / n; printf "%.1f", ($1 > x) ? $1 : x }')
+		tb_figure "r$r-bound-settle-work-ms" "$bsettlework" ms
+		# whether 1.25 x bound can be met at all, per round (above 1.25: no
+		# schedule of four writers started at once can meet it)
+		tb_figure "r$r-settle-over-bound" "$(awk -v s="$bsettle" -v b="$bound" 'BEGIN { printf "%.3f", s / b }')" x
+		tb_figure "r$r-settle-work-over-bound-work" \
+			"$(awk -v s="$bsettlework" -v b="$boundwork" 'BEGIN { printf "%.3f", s / b }')" x
 		for k in 3 4 5; do
 			tb_figure "r$r-serial-sys-$(echo x x user system irq | cut -d' ' -f$k)-ms" "$(cpudiff /tmp/st-ser0 /tmp/st-ser1 $k)" ms
 		done
@@ -394,6 +496,7 @@ stage1() {
 
 		# four writers at once
 		speed_probe "r$r-speed-mid-ms"
+		kthreads_to /tmp/kt-par0
 		tb_hostsample begin r$r-parallel
 		ipis_to /tmp/ipi-par0
 		cpustat_to /tmp/st-par0
@@ -404,6 +507,7 @@ stage1() {
 		cpustat_to /tmp/st-par1
 		ipis_to /tmp/ipi-par1
 		tb_hostsample end r$r-parallel
+		kthreads_to /tmp/kt-par1
 		ipi_figures r$r-parallel /tmp/ipi-par0 /tmp/ipi-par1
 		parallel=$(ms_between /tmp/par-c0 /tmp/par-c1)
 		for pf in $pfs; do result /tmp/par-$pf; done
@@ -413,11 +517,21 @@ stage1() {
 			tb_check_ge "round $r: $pf's write among four" "$(f1 /tmp/par-$pf)" $TB_ENABLE_MIN_MS "the kernel's msleep(100)"
 		done
 		tb_check_ge "round $r: 4 writers at once" "$parallel" "$bsettle" "bound-settle: the settle and the writers' CPU on $NCPU vCPUs"
+		tb_check_ge "round $r: 4 writers at once" "$parallel" "$bsettlework" \
+			"bound-settle-work: the settle and the writers' and kernel threads' CPU on $NCPU vCPUs"
 		tb_figure "r$r-parallel-ms" "$parallel" ms
 		c=0; for pf in $pfs; do c=$((c + $(f2 /tmp/par-$pf))); check_exec "round $r: parallel $pf" /tmp/par-$pf; done
 		tb_figure "r$r-parallel-cpu-ms" "$c" ms
 		parfiles=$(for pf in $pfs; do echo /tmp/par-$pf; done)
 		tb_figure "r$r-parallel-exec-ms" "$(sumf 3 $parfiles)" ms
+		park=$(awk -v k="$(kthreads_ms /tmp/kt-par0 /tmp/kt-par1)" -v b="$kbase" \
+			'BEGIN { x = k - b; printf "%.1f", (x > 0) ? x : 0 }')
+		tb_figure "r$r-parallel-kthread-exec-ms" "$park" ms
+		parwork=$(awk -v a="$(sumf 3 $parfiles)" -v k="$park" 'BEGIN { printf "%.1f", a + k }')
+		tb_figure "r$r-parallel-work-exec-ms" "$parwork" ms
+		# work-sum takes the enables to need no less CPU among four than
+		# alone or one after another: this ratio shows whether they did
+		tb_figure "r$r-parallel-work-over-work-sum" "$(awk -v p="$parwork" -v w="$worksum" 'BEGIN { printf "%.3f", p / w }')" x
 		tb_figure "r$r-parallel-start-spread-ms" "$(spread $(for pf in $pfs; do echo /tmp/par-$pf.c0; done))" ms
 		tb_figure "r$r-parallel-end-spread-ms" "$(spread $(for pf in $pfs; do echo /tmp/par-$pf.c1; done))" ms
 		tb_figure "r$r-parallel-vcsw" "$(sumf 4 $parfiles)" n
@@ -518,6 +632,8 @@ stage1() {
 		tb_figure "r$r-parallel-exec-over-serial-exec" "$(awk -v p="$(sumf 3 $parfiles)" -v s="$(sumf 3 $(for pf in $pfs; do echo /tmp/ser-$pf; done))" 'BEGIN { printf "%.3f", p / s }')" x
 		tb_figure "r$r-parallel-over-bound-settle-sys" "$(awk -v p="$parallel" -v b="$bsettlesys" 'BEGIN { printf "%.3f", p / b }')" x
 		tb_figure "r$r-parallel-over-bound-sys" "$(awk -v p="$parallel" -v b="$boundsys" 'BEGIN { printf "%.3f", p / b }')" x
+		tb_figure "r$r-parallel-over-bound-work" "$(awk -v p="$parallel" -v b="$boundwork" 'BEGIN { printf "%.3f", p / b }')" x
+		tb_figure "r$r-parallel-over-bound-settle-work" "$(awk -v p="$parallel" -v b="$bsettlework" 'BEGIN { printf "%.3f", p / b }')" x
 		speed_probe "r$r-speed-end-ms"
 		r=$((r + 1))
 	done

@@ -12,9 +12,24 @@
 uint64_t tsc_read(void);
 
 /* Measures the TSC rate against CLOCK_MONOTONIC_RAW over sample_usec
- * microseconds (20000 gives ~0.1 %).  Returns the rate in kHz, 0 when there
- * is no TSC. */
+ * microseconds (20000 gives ~0.1 %).  Each end of the sample reads the
+ * clock between two TSC reads, five times, and keeps the least interrupted
+ * try, so a preemption between two reads does not skew the rate.  Returns
+ * the rate in kHz, 0 when there is no TSC. */
 uint64_t tsc_calibrate_khz(uint64_t sample_usec);
+
+/* The clocks tsc_calibrate_khz() reads: the TSC (ticks), a clock in ns and
+ * a sleep of usec microseconds, each called with userdata.  For tests,
+ * which give it simulated clocks. */
+typedef struct TscClocks {
+        uint64_t (*tsc)(void *userdata);
+        uint64_t (*ns)(void *userdata);
+        void (*sleep_usec)(void *userdata, uint64_t usec);
+        void *userdata;
+} TscClocks;
+
+/* tsc_calibrate_khz() on the clocks c. */
+uint64_t tsc_calibrate_khz_on(const TscClocks *c, uint64_t sample_usec);
 
 /* CLOCK_REALTIME in ns since the epoch (the wall clock stored next to each
  * TSC timestamp; the fallback when no TSC spans the kexec). */

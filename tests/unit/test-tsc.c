@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <time.h>
 
@@ -39,8 +41,63 @@ static void test_span(void) {
         CHECK(!approx && ms > 9.9 && ms < 10.1);
 }
 
+/* Simulated clocks: a 2.5 GHz TSC and a ns clock on one time line, each
+ * read taking 20 ns; the reader loses 1 ms (a descheduled vCPU) right after
+ * read number lose_after of those made once the sample's sleep ended. */
+typedef struct SimClocks {
+        uint64_t now_ns;
+        unsigned reads_after_sleep;     /* 0 before the sleep */
+        bool slept;
+        unsigned lose_after;            /* 0: never */
+} SimClocks;
+
+static void sim_read(SimClocks *s) {
+        s->now_ns += 20;
+        if (s->slept && ++s->reads_after_sleep == s->lose_after + 1 && s->lose_after)
+                s->now_ns += 1000000;
+}
+
+static uint64_t sim_tsc(void *userdata) {
+        SimClocks *s = userdata;
+
+        sim_read(s);
+        return 1000000000 + s->now_ns * 5 / 2;
+}
+
+static uint64_t sim_ns(void *userdata) {
+        SimClocks *s = userdata;
+
+        sim_read(s);
+        return s->now_ns;
+}
+
+static void sim_sleep(void *userdata, uint64_t usec) {
+        SimClocks *s = userdata;
+
+        s->now_ns += usec * 1000;
+        s->slept = true;
+}
+
+/* The rate comes out right (within 0.01 %) wherever a 1 ms preemption falls
+ * among the reads that end the sample: with one unbracketed pair of reads,
+ * one falling between the clock read and the TSC read made it 5 % high. */
+static void test_calibrate_preempted(void) {
+        for (unsigned k = 0; k <= 6; k++) {
+                SimClocks sim = { .now_ns = 777, .lose_after = k };
+                const TscClocks c = { .tsc = sim_tsc, .ns = sim_ns, .sleep_usec = sim_sleep, .userdata = &sim };
+                uint64_t khz = tsc_calibrate_khz_on(&c, 20000);
+
+                bool ok = khz > 2499750 && khz < 2500250;
+
+                CHECK(ok);
+                if (!ok)
+                        fprintf(stderr, "# preempted after read %u of the second end: %" PRIu64 " kHz, want 2500000\n", k, khz);
+        }
+}
+
 int main(void) {
         test_span();
+        test_calibrate_preempted();
 #if defined(__x86_64__) || defined(__i386__)
         struct timespec ts = { .tv_nsec = 20 * 1000 * 1000 };
         uint64_t a = tsc_read();

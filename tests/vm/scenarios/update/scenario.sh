@@ -148,6 +148,13 @@ check_swapped_kernel() {
 	rm -f /tmp/swap-k
 }
 
+# inhibitor_held CONSUMER TIMED_OUT: the consumer's held_ms in the flat
+# report (/tmp/report.flat) when its timed_out is TIMED_OUT (true, false);
+# nothing otherwise.
+inhibitor_held() {
+	sed -n "s/.*\"consumer\":\"$1\",\"held_ms\":\([0-9.]*\),\"timed_out\":$2[,}].*/\1/p" /tmp/report.flat
+}
+
 # The events each consumer got after the kexec: exactly its PFs', in kernel
 # seqnum order, none before its PF's restore ended, the held ones marked.
 # hv2 holds a VF of nvme PF 1 ($id0), hv3 one of nvme PF 2 ($id1).
@@ -409,11 +416,15 @@ stage2() {
 	tb_check "ip link: igb VF 4 VLAN 4000 qos 3" grep -Eq "vf 4 .*vlan 4000, qos 3" /tmp/iplink
 	if [ -n "$INHIBITORS" ]; then
 		tr -d ' \n' </tmp/report.json >/tmp/report.flat
-		tb_check "report: hv2 held its delay inhibitor >= 2 s and let go" \
-			grep -Eq '"consumer":"hv2","held_ms":[2-9][0-9]{3}\.[0-9],"timed_out":false' /tmp/report.flat
-		tb_check "report: hv3 never let go, the 3 s maximum applied" \
-			sh -c 'grep -Eq "\"consumer\":\"hv3\",\"held_ms\":3[0-9]{3}\.[0-9],\"timed_out\":true" /tmp/report.flat ||
-				{ sed "s/.*\"inhibitors\"/inhibitors/; s/\].*//" /tmp/report.flat; false; }'
+		# held_ms is luod's TSC figure (its rate measured at the record),
+		# the maximum delay a CLOCK_MONOTONIC timer: the figure may read
+		# a little under the bound it waited for, hence 1 % below it.
+		held=$(inhibitor_held hv2 false)
+		tb_check "report: hv2 held its delay inhibitor >= 2 s and let go ($held ms)" \
+			awk -v h="$held" 'BEGIN { exit !(h != "" && h >= 1980 && h < 3000) }'
+		held=$(inhibitor_held hv3 true)
+		tb_check "report: hv3 never let go, the 3 s maximum applied ($held ms)" \
+			awk -v h="$held" 'BEGIN { exit !(h != "" && h >= 2970 && h < 4000) }'
 		check_events
 		# vm-c's downtime: from hv2's release to its GuestRunning, by luod
 		# (TSC) and by the host (the two console marks); vm-d's from the

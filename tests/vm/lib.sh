@@ -507,6 +507,18 @@ tb_update_kexec() {
 	tb_show_luod_log
 	tb_abort "luoctl update returned without a kexec"
 }
+# tb_report_pfs_ok N: true when luod's report (/tmp/report.json, from
+# `luoctl report --json`) has N PFs with result ok; otherwise it prints
+# each PF's bdf, result and error (the step and errno luod gave), the
+# output a failed tb_check shows.
+tb_report_pfs_ok() {
+	local ok
+	ok=$(sed '/"guests"/,$d' /tmp/report.json | grep -c '"result": "ok"')
+	[ "$ok" -eq "$1" ] && return 0
+	sed '/"guests"/,$d' /tmp/report.json | grep -E '"(bdf|result|error)":'
+	return 1
+}
+
 # tb_check_restored PF...: each PF's fields now equal those recorded before
 # the update (/luod-tb/inventory-before), one CHECK per PF; on a
 # difference the differing fields are shown.  A VF MAC recorded all-zero is

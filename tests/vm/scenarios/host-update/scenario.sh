@@ -95,7 +95,7 @@ stage2() {
 	luoctl report --json >/tmp/report.json 2>&1
 	tb_check_value "luod State" restored "$(tb_luod_state)"
 	tb_check "report: backend $WANT_BACKEND" grep -q "\"backend\": \"$WANT_BACKEND\"" /tmp/report.json
-	tb_check "report: both PFs ok" test "$(sed '/"guests"/,$d' /tmp/report.json | grep -c '"result": "ok"')" -eq 2
+	tb_check "report: both PFs ok" tb_report_pfs_ok 2
 	tb_check_restored $nvme $igb
 	tb_check_vfio_pair "$nvme"
 	"$IP" link show "$(tb_pf_netdev "$igb")" >/tmp/iplink 2>&1

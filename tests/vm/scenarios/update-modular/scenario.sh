@@ -131,7 +131,7 @@ stage2() {
 	done
 	inventory >/tmp/inventory-after
 	tb_check "luod state is restored" sh -c 'luoctl status | grep -q "state:   restored"'
-	tb_check "report: both PFs ok" test "$(sed '/"guests"/,$d' /tmp/report.json | grep -c '"result": "ok"')" -eq 2
+	tb_check "report: both PFs ok" tb_report_pfs_ok 2
 	tb_check "inventory after == before ($(wc -l </luod-tb/inventory-before) fields, IOMMU groups aside)" \
 		sh -c 'diff /luod-tb/inventory-before /tmp/inventory-after >/tmp/inv.diff'
 	sed 's/^/    /' /tmp/inv.diff | head -n 20 >/dev/console

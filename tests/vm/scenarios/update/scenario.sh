@@ -478,7 +478,7 @@ stage2() {
 		tb_check "report: the events dropped from the buffer are counted" \
 			sh -c 'luoctl report --json | tr -d " \n" | grep -Eq "\"dropped\":[1-9]"'
 	fi
-	tb_check "report: all 3 PFs ok" test "$(sed '/"guests"/,$d' /tmp/report.json | grep -c '"result": "ok"')" -eq 3
+	tb_check "report: all 3 PFs ok" tb_report_pfs_ok 3
 	tb_check "report: total-blackout phase measured" grep -q '"total-blackout"' /tmp/report.json
 	tb_check "report: the new kernel's PCI enumeration measured (kernel log)" \
 		grep -q '"kernel-pci-enumeration"' /tmp/report.json

@@ -45,8 +45,8 @@ static void sleep_usec(void *userdata, uint64_t usec) {
  * reading and the TSC at the midpoint of its two.  One unbracketed pair of
  * reads counts a preemption between them (a descheduled vCPU, an
  * interrupt) as time passing on one clock only: 1 ms of it is 5 % of a
- * 20 ms sample.  Returns 0, or -ENODATA when no try read a TSC that
- * advanced. */
+ * 20 ms sample.  Returns 0, or -ENODATA when every try read a TSC of 0
+ * (none) or one that went back. */
 #define TSC_PAIR_TRIES 5
 
 static int pair_read(const TscClocks *c, uint64_t *ret_tsc, uint64_t *ret_ns) {
@@ -67,7 +67,7 @@ static int pair_read(const TscClocks *c, uint64_t *ret_tsc, uint64_t *ret_ns) {
 }
 
 uint64_t tsc_calibrate_khz_on(const TscClocks *c, uint64_t sample_usec) {
-        uint64_t c0, t0, c1, t1;
+        uint64_t c0 = 0, t0 = 0, c1 = 0, t1 = 0;
 
         if (pair_read(c, &c0, &t0) < 0)
                 return 0;

@@ -42,18 +42,24 @@ static void test_span(void) {
 }
 
 /* Simulated clocks: a 2.5 GHz TSC and a ns clock on one time line, each
- * read taking 20 ns; the reader loses 1 ms (a descheduled vCPU) right after
- * read number lose_after of those made once the sample's sleep ended. */
+ * read taking 20 ns before the sleep and 10 us after it (a read's cost
+ * differs from one end to the other: only the midpoint of a try's TSC
+ * reads pairs them with its clock read at both ends); the reader loses
+ * 1 ms (a descheduled vCPU) just before read number lose_after of one end
+ * of the sample (the first end, before the sleep, or the second). */
 typedef struct SimClocks {
         uint64_t now_ns;
-        unsigned reads_after_sleep;     /* 0 before the sleep */
         bool slept;
+        bool lose_at_second_end;
+        unsigned reads;                 /* of the end the loss is at */
         unsigned lose_after;            /* 0: never */
 } SimClocks;
 
 static void sim_read(SimClocks *s) {
-        s->now_ns += 20;
-        if (s->slept && ++s->reads_after_sleep == s->lose_after + 1 && s->lose_after)
+        s->now_ns += s->slept ? 10000 : 20;
+        if (s->slept != s->lose_at_second_end)
+                return;
+        if (++s->reads == s->lose_after)
                 s->now_ns += 1000000;
 }
 
@@ -79,20 +85,23 @@ static void sim_sleep(void *userdata, uint64_t usec) {
 }
 
 /* The rate comes out right (within 0.01 %) wherever a 1 ms preemption falls
- * among the reads that end the sample: with one unbracketed pair of reads,
- * one falling between the clock read and the TSC read made it 5 % high. */
+ * among the 15 reads (5 tries of TSC, clock, TSC) of either end of the
+ * sample (before read 1: none of them): the least interrupted try is kept, and its TSC is the midpoint
+ * of its two reads.  With one unbracketed pair of reads (clock, then TSC)
+ * a loss between them made it 5 % high. */
 static void test_calibrate_preempted(void) {
-        for (unsigned k = 0; k <= 6; k++) {
-                SimClocks sim = { .now_ns = 777, .lose_after = k };
-                const TscClocks c = { .tsc = sim_tsc, .ns = sim_ns, .sleep_usec = sim_sleep, .userdata = &sim };
-                uint64_t khz = tsc_calibrate_khz_on(&c, 20000);
+        for (unsigned end = 0; end < 2; end++)
+                for (unsigned k = 0; k <= 15; k++) {
+                        SimClocks sim = { .now_ns = 777, .lose_at_second_end = end, .lose_after = k };
+                        const TscClocks c = { .tsc = sim_tsc, .ns = sim_ns, .sleep_usec = sim_sleep, .userdata = &sim };
+                        uint64_t khz = tsc_calibrate_khz_on(&c, 20000);
+                        bool ok = khz > 2499750 && khz < 2500250;
 
-                bool ok = khz > 2499750 && khz < 2500250;
-
-                CHECK(ok);
-                if (!ok)
-                        fprintf(stderr, "# preempted after read %u of the second end: %" PRIu64 " kHz, want 2500000\n", k, khz);
-        }
+                        CHECK(ok);
+                        if (!ok)
+                                fprintf(stderr, "# 1 ms lost before read %u (0: none) of end %u: %" PRIu64 " kHz, want 2500000\n",
+                                        k, end + 1, khz);
+                }
 }
 
 int main(void) {

@@ -507,6 +507,7 @@ tb_update_kexec() {
 	tb_show_luod_log
 	tb_abort "luoctl update returned without a kexec"
 }
+
 # tb_report_pfs_ok N: true when luod's report (/tmp/report.json, from
 # `luoctl report --json`) has N PFs with result ok; otherwise it prints
 # each PF's bdf, result and error (the step and errno luod gave), the
@@ -515,7 +516,8 @@ tb_report_pfs_ok() {
 	local ok
 	ok=$(sed '/"guests"/,$d' /tmp/report.json | grep -c '"result": "ok"')
 	[ "$ok" -eq "$1" ] && return 0
-	sed '/"guests"/,$d' /tmp/report.json | grep -E '"(bdf|result|error)":'
+	# Not a report (luoctl's error, from its stderr): its first lines.
+	sed '/"guests"/,$d' /tmp/report.json | grep -E '"(bdf|result|error)":' || head -n 5 /tmp/report.json
 	return 1
 }
 

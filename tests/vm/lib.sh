@@ -77,7 +77,7 @@ tb_starts_with() { case $1 in "$2"*) return 0 ;; esac; return 1; }   # tb_starts
 tb_contains() { case $1 in *"$2"*) return 0 ;; esac; return 1; }      # tb_contains TEXT PART
 
 tb_figure() { tb_say "FIGURE $1 $2 $3"; }
-tb_info() { local l; while IFS= read -r l; do tb_say "INFO $l"; done; }  # stdin to the host's terminal
+tb_info() { local l; while IFS= read -r l || [ -n "$l" ]; do tb_say "INFO $l"; done; }  # stdin to the host's terminal (a last line without newline too)
 
 tb_finish() {  # last stage: verdict
 	if [ "$TB_FAILED" -eq 0 ]; then
